@@ -1,0 +1,91 @@
+"""toolslip: define a tool once, speak every wire format, and run the tool-calling loop safely.
+
+``import toolslip`` is cheap: names are loaded from their modules on first use, so the HTTP client,
+pydantic and the provider SDKs are imported only when something needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .effects import Effect
+    from .errors import (
+        ArgumentError,
+        CannotExpress,
+        ConfigError,
+        FormatError,
+        ProviderError,
+        ToolDefinitionError,
+        ToolslipError,
+    )
+    from .hooks import Hook, RunContext, ToolAnswer
+    from .loop import Agent, RunResult, arun, run
+    from .messages import (
+        Image,
+        Message,
+        ModelResponse,
+        ProviderPart,
+        Request,
+        Settings,
+        Text,
+        ToolCall,
+        ToolResult,
+        ToolSpec,
+        Usage,
+        UseTool,
+    )
+    from .model import Model
+    from .tools import Tool, Toolbox, tool
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "Agent": "loop",
+    "ArgumentError": "errors",
+    "CannotExpress": "errors",
+    "ConfigError": "errors",
+    "Effect": "effects",
+    "FormatError": "errors",
+    "Hook": "hooks",
+    "Image": "messages",
+    "Message": "messages",
+    "Model": "model",
+    "ModelResponse": "messages",
+    "ProviderError": "errors",
+    "ProviderPart": "messages",
+    "Request": "messages",
+    "RunContext": "hooks",
+    "RunResult": "loop",
+    "Settings": "messages",
+    "Text": "messages",
+    "Tool": "tools",
+    "ToolAnswer": "hooks",
+    "ToolCall": "messages",
+    "ToolDefinitionError": "errors",
+    "ToolResult": "messages",
+    "ToolSpec": "messages",
+    "Toolbox": "tools",
+    "ToolslipError": "errors",
+    "Usage": "messages",
+    "UseTool": "messages",
+    "arun": "loop",
+    "run": "loop",
+    "tool": "tools",
+}
+
+__all__ = sorted([*_LAZY, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolslip' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

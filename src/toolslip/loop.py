@@ -1,0 +1,334 @@
+"""The agent loop: ask the model, run the slips it wrote, send the results back, until it stops asking.
+
+The safety belts from the seed are all here: tools are offered on every step; the model's tool-call
+message is appended before its results; results are paired by id and returned in call order; the run
+ends when the model makes no call, or at a hard step limit with ``stop_reason == "max_steps"`` (never an
+exception); every failure of a call becomes an error result the model can read and correct.
+
+The loop knows no provider and no wire format: it talks to a :class:`~toolslip.model.Model`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from .errors import ArgumentError
+from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
+from .hooks import Hook, RunContext, ToolAnswer
+from .messages import Message, ModelResponse, Request, Settings, ToolCall, ToolResult, Usage
+from .model import Model
+from .tools import Tool, Toolbox, ToolLike, as_toolbox
+
+__all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
+
+RunStopReason: TypeAlias = Literal[
+    "completed",  # the model answered without calling a tool
+    "max_steps",  # the step limit ended the run
+    "max_tokens",  # the model's output limit cut its answer
+    "refusal",  # the model or its safety system refused
+    "paused",  # a hook stopped the run to be resumed later (e.g. pending approvals)
+    "forced",  # a hook ended the run (see RunContext.stop)
+]
+
+_MODEL_STOPS: dict[str, RunStopReason] = {
+    "end_turn": "completed",
+    "stop_sequence": "completed",
+    "tool_use": "completed",
+    "other": "completed",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "content_filter": "refusal",
+}
+
+
+@dataclass(kw_only=True)
+class RunResult:
+    """How a run ended and everything it produced."""
+
+    output: str
+    """The model's final text."""
+    stop_reason: RunStopReason | str
+    steps: int
+    """Model calls made (including ones replayed from a journal)."""
+    messages: list[Message]
+    """The whole transcript, system prompt first."""
+    usage: Usage = field(default_factory=Usage)
+    tool_calls: int = 0
+    run_id: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.stop_reason == "completed"
+
+
+@dataclass(kw_only=True, eq=False)
+class Agent:
+    """A model, its tools and the loop's settings; ``run``/``arun`` may be called many times."""
+
+    model: Model
+    tools: Toolbox = field(default_factory=Toolbox)
+    system: str | None = None
+    max_steps: int = 8
+    settings: Settings = field(default_factory=Settings)
+    hooks: Sequence[Hook] = ()
+    max_concurrency: int = 16
+    """Cap on tool executions running at once, across all runs of this agent."""
+    _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+
+    async def arun(
+        self,
+        prompt: str | Sequence[Message],
+        *,
+        run_id: str | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> RunResult:
+        """Run until the model stops calling tools or the step limit is hit."""
+        ctx = RunContext(
+            run_id=run_id or uuid.uuid4().hex,
+            model_name=self.model.name,
+            tools=self.tools,
+            messages=self._initial_messages(prompt),
+            emit=on_event,
+        )
+        return await self._loop(ctx)
+
+    def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult:
+        """Synchronous :meth:`arun` for scripts and notebooks without a running event loop."""
+        return asyncio.run(self.arun(prompt, **kwargs))  # type: ignore[arg-type]
+
+    async def iter(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> AsyncIterator[Event]:
+        """The run as a stream of events, ending with :class:`~toolslip.events.RunFinished`."""
+        queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
+        task = asyncio.create_task(self.arun(prompt, run_id=run_id, on_event=queue.put_nowait))
+
+        def forward_failure(t: asyncio.Task[RunResult]) -> None:
+            if not t.cancelled() and (exc := t.exception()) is not None:
+                queue.put_nowait(exc)
+
+        task.add_done_callback(forward_failure)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if isinstance(item, RunFinished):
+                    return
+        finally:
+            if not task.done():
+                task.cancel()
+
+    def _initial_messages(self, prompt: str | Sequence[Message]) -> list[Message]:
+        messages = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
+        if self.system and not (messages and messages[0].role == "system"):
+            messages.insert(0, Message.system(self.system))
+        return messages
+
+    # --- the loop ---------------------------------------------------------------------------------
+
+    async def _loop(self, ctx: RunContext) -> RunResult:
+        response: ModelResponse | None = None
+        stop: RunStopReason | str = "max_steps"
+        calls_made = 0
+        while ctx.step < self.max_steps:
+            ctx.step += 1
+            response = await self._ask(ctx)
+            ctx.messages.append(response.message)
+            ctx.usage = ctx.usage + response.usage
+            calls = response.message.tool_calls
+            if response.stop_reason == "pause_turn":  # Anthropic: send the paused turn back as is
+                continue
+            if not calls:
+                stop = _MODEL_STOPS.get(response.stop_reason, "completed")
+                break
+            if ctx.step == self.max_steps:  # no step left to show results: answer, never execute blindly
+                ctx.messages.append(Message.tool(_not_executed(c, self.max_steps) for c in calls))
+                break
+            ctx.messages.append(Message.tool(await self._run_calls(ctx, calls)))
+            calls_made += len(calls)
+            if ctx.stop_reason is not None:
+                stop = ctx.stop_reason
+                break
+        result = RunResult(
+            output=response.message.text if response is not None else "",
+            stop_reason=stop,
+            steps=ctx.step,
+            messages=ctx.messages,
+            usage=ctx.usage,
+            tool_calls=calls_made,
+            run_id=ctx.run_id,
+        )
+        for hook in self.hooks:
+            await hook.on_finish(ctx, result)
+        ctx.event(RunFinished(result=result))
+        return result
+
+    async def _ask(self, ctx: RunContext) -> ModelResponse:
+        """One model call; tools are offered on every step so the model can always ask again."""
+        request = Request(model="", messages=tuple(ctx.messages), tools=self.tools.specs(), settings=self.settings)
+        ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
+        response = None
+        for hook in self.hooks:
+            if (response := await hook.before_model(ctx, request)) is not None:
+                break
+        replayed = response is not None
+        if response is None:
+            response = await self.model.complete(request)
+        for hook in self.hooks:
+            response = await hook.after_model(ctx, request, response)
+        ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))
+        return response
+
+    async def _run_calls(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run one turn's calls; results come back in call order whatever order they finish in.
+
+        Read-only calls run concurrently; any other call is a barrier that runs alone, in the order the
+        model wrote it, so two side effects never race and a read after a write sees the write.
+        """
+        results: list[ToolResult] = []
+        batch: list[ToolCall] = []
+        for call in calls:
+            tool = self.tools.get(call.name)
+            if tool is None or tool.read_only or call.arguments is None:
+                batch.append(call)
+                continue
+            results += await self._gather(ctx, batch)
+            batch = []
+            results += await self._gather(ctx, [call])
+        return results + await self._gather(ctx, batch)
+
+    async def _gather(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        if len(calls) <= 1:
+            return [await self._run_call(ctx, c) for c in calls]
+        return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls)))
+
+    async def _run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
+        tool = self.tools.get(call.name)
+        ctx.event(ToolStarted(step=ctx.step, call=call))
+        started = time.perf_counter()
+        answer: ToolAnswer | None = None
+        for hook in self.hooks:
+            if (answer := await hook.before_tool(ctx, call, tool)) is not None:
+                break
+        if answer is not None:
+            result, note = answer.result, answer.note
+        else:
+            if self._semaphore is None:
+                self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            async with self._semaphore:
+                result, note = await execute_call(call, tool, self.tools), ""
+        for hook in self.hooks:
+            result = await hook.after_tool(ctx, call, tool, result)
+        ctx.event(ToolFinished(step=ctx.step, call=call, result=result, seconds=time.perf_counter() - started, note=note))
+        return result
+
+
+async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:
+    """Run one call and turn every failure into an error result that tells the model what to fix."""
+
+    def error(text: str) -> ToolResult:
+        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
+
+    if tool is None:
+        available = ", ".join(tools.names) or "(none)"
+        return error(f"unknown tool {call.name!r}. Available tools: {available}. Call one of them by its exact name.")
+    if call.arguments is None:
+        return error(f"the arguments are not a JSON object ({_json_problem(call.raw_arguments)}). Send the call again with arguments as one JSON object.")
+    try:
+        if tool.timeout is not None:
+            output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
+        else:
+            output = await tool.invoke(call.arguments)
+    except ArgumentError as exc:
+        return error(f"{exc}. Fix these arguments and call {tool.name} again.")
+    except TimeoutError:
+        return error(f"{tool.name} timed out after {tool.timeout:g} s and was cancelled.")
+    except Exception as exc:  # a tool's own failure is information for the model, not a crash
+        return error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+    if tool.max_output_chars is not None and isinstance(output, str) and len(output) > tool.max_output_chars:
+        cut = len(output) - tool.max_output_chars
+        output = output[: tool.max_output_chars] + f"\n[... output truncated: {cut} more characters not shown]"
+    return ToolResult(call_id=call.id, name=call.name, content=output, untrusted=not tool.trusted_output)
+
+
+def _json_problem(raw: str | None) -> str:
+    if raw is None:
+        return "no arguments were sent"
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; got {raw[:200]!r}"
+    return f"got a JSON {type(value).__name__}, not an object"
+
+
+def _not_executed(call: ToolCall, limit: int) -> ToolResult:
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        content=f"not executed: the run reached its step limit of {limit} model calls",
+        is_error=True,
+    )
+
+
+# --- one-call entry points ----------------------------------------------------------------------
+
+ModelLike: TypeAlias = Model | str
+
+
+def make_agent(
+    model: ModelLike,
+    tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
+    *,
+    system: str | None = None,
+    max_steps: int = 8,
+    settings: Settings | None = None,
+    hooks: Sequence[Hook] = (),
+) -> Agent:
+    if isinstance(model, str):
+        from .providers import resolve_model
+
+        model = resolve_model(model)
+    return Agent(
+        model=model,
+        tools=as_toolbox(tools),
+        system=system,
+        max_steps=max_steps,
+        settings=settings or Settings(),
+        hooks=hooks,
+    )
+
+
+async def arun(
+    model: ModelLike,
+    prompt: str | Sequence[Message],
+    tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
+    *,
+    system: str | None = None,
+    max_steps: int = 8,
+    settings: Settings | None = None,
+    hooks: Sequence[Hook] = (),
+    on_event: Callable[[Event], None] | None = None,
+) -> RunResult:
+    """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``)."""
+    agent = make_agent(model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks)
+    return await agent.arun(prompt, on_event=on_event)
+
+
+def run(
+    model: ModelLike,
+    prompt: str | Sequence[Message],
+    tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
+    **kwargs: object,
+) -> RunResult:
+    """Synchronous :func:`arun`."""
+    return asyncio.run(arun(model, prompt, tools, **kwargs))  # type: ignore[arg-type]

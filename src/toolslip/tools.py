@@ -1,0 +1,367 @@
+"""Tools: data plus a callable.
+
+A :class:`Tool` is what the model sees (name, description, JSON Schema of its arguments) plus what the
+program runs (a sync or async function) plus what running it does to the world (its effects, see
+:mod:`toolslip.effects`). ``@tool`` builds one from a typed function: the schema comes from the type
+hints through pydantic, descriptions from the docstring, and the same pydantic model validates and
+coerces the model's arguments before the function runs, so a wrong type becomes an error result that
+names the field instead of an exception deep inside the function.
+
+pydantic and jsonschema are imported on first use, so ``import toolslip`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import json
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+
+from .docstrings import parse_docstring
+from .effects import CONSERVATIVE, Effect, EffectsLike, is_read_only, is_side_effecting, parse_effects
+from .errors import ArgumentError, ToolDefinitionError
+from .messages import Image, Text, ToolSpec
+
+if TYPE_CHECKING:
+    import pydantic
+
+__all__ = ["Tool", "ToolLike", "ToolOutput", "Toolbox", "as_toolbox", "serialize_output", "tool"]
+
+ToolOutput = str | tuple[Text | Image, ...]
+Validator = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+@dataclass(kw_only=True, eq=False)
+class Tool:
+    """A tool the model can call. Build one with :func:`tool` or :meth:`Tool.from_schema`."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    """JSON Schema (an ``object``) of the arguments."""
+    fn: Callable[..., Any] | None = field(default=None, repr=False)
+    """Called with the validated arguments as keywords; ``None`` for a declaration-only tool."""
+    effects: frozenset[Effect] = CONSERVATIVE
+    trusted_output: bool = False
+    """True when the output cannot carry third-party text (computed from the user's own input)."""
+    timeout: float | None = None
+    """Seconds before the call is cancelled and the model gets a timeout error."""
+    max_output_chars: int | None = None
+    idempotency_key: Callable[[Mapping[str, Any]], str] | None = field(default=None, repr=False)
+    """Maps arguments to a key: calls with equal keys are the same real-world action."""
+    strict: bool | None = None
+    validator: Validator | None = field(default=None, repr=False)
+    """Checks and coerces arguments into keyword arguments; raises :class:`ArgumentError`."""
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any],
+        fn: Callable[..., Any] | None = None,
+        *,
+        effects: EffectsLike = None,
+        trusted_output: bool = False,
+        timeout: float | None = None,
+    ) -> Tool:
+        """A tool from a raw JSON Schema; arguments are checked with jsonschema (Draft 2020-12)."""
+        if parameters.get("type", "object") != "object":
+            raise ToolDefinitionError(f"tool {name!r}: parameters must be a JSON Schema of type 'object'")
+        return cls(
+            name=name,
+            description=description,
+            parameters=dict(parameters),
+            fn=fn,
+            effects=parse_effects(effects),
+            trusted_output=trusted_output,
+            timeout=timeout,
+            validator=_jsonschema_validator(parameters),
+        )
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The declaration the model sees."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters, strict=self.strict)
+
+    @property
+    def read_only(self) -> bool:
+        return is_read_only(self.effects)
+
+    @property
+    def side_effecting(self) -> bool:
+        return is_side_effecting(self.effects)
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check and coerce ``arguments``; raise :class:`ArgumentError` naming the wrong fields."""
+        if self.validator is None:
+            return dict(arguments)
+        return self.validator(arguments)
+
+    async def invoke(self, arguments: Mapping[str, Any]) -> ToolOutput:
+        """Validate, run (sync functions in a worker thread) and serialize the output."""
+        if self.fn is None:
+            raise ToolDefinitionError(f"tool {self.name!r} has no function to run")
+        kwargs = self.validate(arguments)
+        if inspect.iscoroutinefunction(self.fn):
+            value = await self.fn(**kwargs)
+        else:
+            value = await asyncio.to_thread(self.fn, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        return serialize_output(value)
+
+
+def serialize_output(value: Any) -> ToolOutput:
+    """A function's return value as tool-result content.
+
+    Strings pass as they are; images become image parts; everything else is JSON with non-ASCII kept
+    (the model reads ``北京`` better than ``\\u5317\\u4eac``).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Text | Image):
+        return (value,)
+    if isinstance(value, list | tuple) and value and all(isinstance(v, Text | Image) for v in value):
+        return tuple(value)
+    return json.dumps(value, ensure_ascii=False, default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
+
+
+# --- @tool --------------------------------------------------------------------------------------
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effects: EffectsLike = None,
+    trusted_output: bool = False,
+    timeout: float | None = None,
+    max_output_chars: int | None = None,
+    idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
+    strict: bool | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effects: EffectsLike = None,
+    trusted_output: bool = False,
+    timeout: float | None = None,
+    max_output_chars: int | None = None,
+    idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
+    strict: bool | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function into a :class:`Tool`; usable bare (``@tool``) or with options.
+
+    The description is the docstring's prose; parameter descriptions come from its Args / Parameters /
+    ``:param:`` section or from ``Annotated[..., Field(description=...)]``. Parameters without a default
+    are required.
+    """
+
+    def build(f: Callable[..., Any]) -> Tool:
+        doc_description, doc_params = parse_docstring(f.__doc__)
+        tool_name = name or f.__name__
+        model = _arguments_model(f, tool_name, doc_params)
+        try:
+            parsed_effects = parse_effects(effects)
+        except ValueError as exc:
+            raise ToolDefinitionError(f"tool {tool_name!r}: {exc}") from None
+        return Tool(
+            name=tool_name,
+            description=description if description is not None else doc_description,
+            parameters=_clean_schema(model.model_json_schema()),
+            fn=f,
+            effects=parsed_effects,
+            trusted_output=trusted_output,
+            timeout=timeout,
+            max_output_chars=max_output_chars,
+            idempotency_key=idempotency_key,
+            strict=strict,
+            validator=_pydantic_validator(model, tool_name),
+        )
+
+    return build(fn) if fn is not None else build
+
+
+def _arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str, str]) -> type[pydantic.BaseModel]:
+    import pydantic
+    from pydantic.fields import FieldInfo
+
+    try:
+        hints = typing.get_type_hints(f, include_extras=True)
+    except Exception as exc:  # NameError for an unresolvable forward reference, among others
+        raise ToolDefinitionError(f"tool {tool_name!r}: cannot resolve type hints: {exc}") from None
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(f).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: *{param.name} cannot be described as JSON arguments; name each parameter"
+            )
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {param.name!r} cannot be passed by name")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        has_description = any(
+            isinstance(m, FieldInfo) and m.description for m in getattr(annotation, "__metadata__", ())
+        )
+        doc = doc_params.get(param.name)
+        if doc and not has_description:
+            fields[param.name] = (annotation, pydantic.Field(default, description=doc))
+        else:
+            fields[param.name] = (annotation, default)
+    try:
+        return pydantic.create_model(  # type: ignore[no-any-return, call-overload]
+            tool_name, __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields
+        )
+    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
+        raise ToolDefinitionError(f"tool {tool_name!r}: a parameter type cannot become JSON Schema: {exc}") from None
+
+
+def _pydantic_validator(model: type[pydantic.BaseModel], tool_name: str) -> Validator:
+    import pydantic
+
+    names = list(model.model_fields)
+
+    def validate(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            parsed = model.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            raise ArgumentError(_describe_validation(exc, tool_name)) from None
+        return {n: getattr(parsed, n) for n in names}
+
+    return validate
+
+
+def _describe_validation(exc: Any, tool_name: str) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        got = f" (got {err['input']!r})" if err["type"] not in ("missing", "extra_forbidden") else ""
+        problems.append(f"argument '{where}': {err['msg']}{got}")
+    return f"invalid arguments for {tool_name}: " + "; ".join(problems)
+
+
+def _jsonschema_validator(schema: Mapping[str, Any]) -> Validator:
+    def validate(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        import jsonschema
+
+        validator = jsonschema.Draft202012Validator(schema)
+        problems = [
+            f"argument '{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}': {e.message}"
+            for e in validator.iter_errors(dict(arguments))
+        ]
+        if problems:
+            raise ArgumentError("invalid arguments: " + "; ".join(problems))
+        return dict(arguments)
+
+    return validate
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's generated titles and inline ``$defs`` so the model reads one flat schema.
+
+    Recursive definitions cannot be inlined; they keep their ``$ref`` and ``$defs``.
+    """
+    defs = schema.pop("$defs", {})
+    recursive: set[str] = set()
+
+    def walk(node: Any, in_props: bool, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(n, False, stack) for n in node]
+        if not isinstance(node, dict):
+            return node
+        if in_props:  # keys are property names, values are schemas
+            return {k: walk(v, False, stack) for k, v in node.items()}
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            key = ref.removeprefix("#/$defs/")
+            if key in stack or key not in defs:
+                recursive.add(key)
+                return node
+            merged = {**walk(defs[key], False, (*stack, key)), **{k: walk(v, False, stack) for k, v in node.items() if k != "$ref"}}
+            return merged
+        return {k: walk(v, k == "properties", stack) for k, v in node.items() if k != "title"}
+
+    out: dict[str, Any] = walk(schema, False, ())
+    if recursive:
+        out["$defs"] = {k: walk(v, False, (k,)) for k, v in defs.items()}
+    return out
+
+
+# --- Toolbox ------------------------------------------------------------------------------------
+
+ToolLike = Tool | Callable[..., Any]
+
+
+class Toolbox:
+    """An ordered set of tools with unique names."""
+
+    def __init__(self, tools: Iterable[ToolLike | Toolbox] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            self.add(item)
+
+    def add(self, item: ToolLike | Toolbox) -> None:
+        if isinstance(item, Toolbox):
+            for t in item:
+                self.add(t)
+            return
+        t = item if isinstance(item, Tool) else tool(item)
+        if t.name in self._tools:
+            raise ToolDefinitionError(f"two tools are named {t.name!r}; tool names must be unique")
+        self._tools[t.name] = t
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(t.spec for t in self._tools.values())
+
+
+def as_toolbox(tools: Toolbox | Iterable[ToolLike | Toolbox] | None) -> Toolbox:
+    """Accept a Toolbox, a list of tools/functions, or ``None``."""
+    if isinstance(tools, Toolbox):
+        return tools
+    return Toolbox(tools or ())
+
