@@ -58,6 +58,10 @@ class ToolAnswer:
 class Hook:
     """Subclass and override what you need; every method defaults to doing nothing."""
 
+    async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
+        """Reshape what is sent (which tools are offered, tool_choice, how results are shown)."""
+        return request
+
     async def before_model(self, ctx: RunContext, request: Request) -> ModelResponse | None:
         return None
 

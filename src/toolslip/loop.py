@@ -176,6 +176,8 @@ class Agent:
     async def _ask(self, ctx: RunContext) -> ModelResponse:
         """One model call; tools are offered on every step so the model can always ask again."""
         request = Request(model="", messages=tuple(ctx.messages), tools=self.tools.specs(), settings=self.settings)
+        for hook in self.hooks:
+            request = await hook.prepare_request(ctx, request)
         ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
         response = None
         for hook in self.hooks:
