@@ -6,7 +6,7 @@ after the result is already in front of them; the 0.5B embedded model did so in 
 this guard (0/8 answers) and answered in every run with it. So within one run, a call whose tool and
 canonical arguments (validated, defaults filled in, keys sorted) equal an earlier successful call is
 not executed again: the model gets the earlier result with a note saying so. After ``max_repeats``
-such repeats the next model call is sent with ``tool_choice="none"``, which forces an answer.
+such repeats the next model call is sent with ``tool_choice="none"`` and a line asking for the answer.
 
 Failed calls are not remembered: the same call may succeed once the cause is fixed. Tools whose
 output changes between identical calls (polling a job, reading a clock) belong in ``exempt``.
@@ -58,6 +58,8 @@ class RepeatGuard(Hook):
     """Repeats allowed before the next step is forced to answer (0: force on the first repeat)."""
     exempt: Collection[str] = ()
     """Names of tools whose identical calls must always run (their result changes over time)."""
+    answer_prompt: str = "Using the tool results above, answer my question now."
+    """Added after the tool results of the forced step (in the request only, not the transcript)."""
 
     def __post_init__(self) -> None:
         if self.max_repeats < 0:
@@ -72,7 +74,13 @@ class RepeatGuard(Hook):
     async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
         if not self._state(ctx).force_answer or not request.tools:
             return request
-        return replace(request, settings=replace(request.settings, tool_choice="none"))
+        messages = list(request.messages)
+        if messages and messages[-1].role == "tool":
+            # Only sent, never stored: with tool_choice "none" alone, the 0.5B model wrote "Sorry, I can't
+            # help" or echoed the call in 0/4 test questions; with this line it answered with the result 4/4.
+            last = messages[-1]
+            messages[-1] = replace(last, parts=(*last.parts, Text(text=self.answer_prompt)))
+        return replace(request, messages=tuple(messages), settings=replace(request.settings, tool_choice="none"))
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
         key = self._key(call, tool)
@@ -119,8 +127,9 @@ class RepeatGuard(Hook):
 
 def _with_note(result: ToolResult, call: ToolCall, note: str) -> ToolResult:
     content: str | tuple[Any, ...]
+    # After the result, not before: a small model asked to answer copies whatever comes first.
     if isinstance(result.content, str):
-        content = f"[{note}]\n{result.content}"
+        content = f"{result.content}\n[{note}]"
     else:
-        content = (Text(text=f"[{note}]"), *result.content)
+        content = (*result.content, Text(text=f"\n[{note}]"))
     return replace(result, call_id=call.id, content=content)

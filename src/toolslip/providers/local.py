@@ -110,7 +110,7 @@ class LocalModel:
         tools, allow_text, max_calls = _offer(request.tools, settings)
         prompt = loaded.template.render(request.messages, request.tools if settings.tool_choice != "none" else ())
         options = self._options(settings)
-        if self.grammar and tools:
+        if self.grammar and request.tools:
             options["grammar"] = self._grammar(tools, allow_text=allow_text, max_calls=max_calls)
         with loaded.lock:
             try:

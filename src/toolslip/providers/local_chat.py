@@ -123,16 +123,26 @@ def _result_text(result: ToolResult) -> str:
 # --- the grammar ----------------------------------------------------------------------------------
 
 
+# Where a call is allowed, an answer may not start with "<" or "{": half a tag or untagged JSON would
+# otherwise pass for an answer (a fenced JSON slip still parses as a call, see parse_output). Where only
+# an answer is allowed (tool_choice "none"), the 0.5B model echoes the call or the tool result as text,
+# so brackets, quotes and fences may not start it either. Both were chosen by measuring the weather task;
+# forbidding every punctuation start in both cases made the model write nonsense (0/12 answers).
+_TEXT_RULE = "text ::= [^<{ \\t\\n] [^\\x00]*"
+_ANSWER_RULE = "text ::= [^<{`\\[ \\t\\n\"'>(] [^\\x00]*"
+
+
 def tool_grammar(tools: Sequence[ToolSpec], *, allow_text: bool, max_calls: int | None) -> str:
     """A GBNF grammar: one or more ``<tool_call>`` blocks (Qwen/Hermes style) or, if allowed, plain text.
 
     Each call is ``{"name": <one of the tools>, "arguments": <that tool's schema>}``, so a sampled call
-    always parses and names a real tool. The text branch may not start with ``<`` or ``{``: half a tag or
-    untagged JSON would otherwise slip through as an "answer".
+    always parses and names a real tool. With no tools the grammar allows only an answer.
     """
+    if not tools:
+        return f"root ::= text\n{_ANSWER_RULE}"
     from llama_cpp.llama_grammar import SchemaConverter
 
-    # llama-cpp-python's converter is unannotated; the three calls below are its whole use here.
+    # llama-cpp-python's converter is unannotated; these three calls are its whole use here.
     converter = SchemaConverter(  # type: ignore[no-untyped-call]
         prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False
     )
@@ -148,16 +158,12 @@ def tool_grammar(tools: Sequence[ToolSpec], *, allow_text: bool, max_calls: int 
         ]
     }
     converter.visit(converter.resolve_refs(call_schema, "tools"), "call")  # type: ignore[no-untyped-call]
-    one = '"<tool_call>\\n" call "\\n</tool_call>"'
-    repeat = "" if max_calls == 1 else ' ("\\n" ' + one + ")*"
-    branches = [f"{one}{repeat}"] if tools else []
-    if allow_text:
-        branches.append("text")
     schema_rules: str = converter.format_grammar()  # type: ignore[no-untyped-call]
-    rules = [schema_rules, f"root ::= {' | '.join(branches)}"]
-    if allow_text:
-        rules.append("text ::= [^<{ \\t\\n] [^\\x00]*")
-    return "\n".join(rules)
+    one = '"<tool_call>\\n" call "\\n</tool_call>"'
+    calls = one if max_calls == 1 else f'{one} ("\\n" {one})*'
+    if not allow_text:
+        return f"{schema_rules}\nroot ::= {calls}"
+    return f"{schema_rules}\nroot ::= {calls} | text\n{_TEXT_RULE}"
 
 
 def _object_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
