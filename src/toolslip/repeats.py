@@ -54,7 +54,7 @@ class _State:
 class RepeatGuard(Hook):
     """Answer an identical repeated call with the earlier result; force an answer after ``max_repeats``."""
 
-    max_repeats: int = 2
+    max_repeats: int = 1
     """Repeats allowed before the next step is forced to answer (0: force on the first repeat)."""
     exempt: Collection[str] = ()
     """Names of tools whose identical calls must always run (their result changes over time)."""

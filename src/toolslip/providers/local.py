@@ -13,6 +13,7 @@ Install with ``pip install 'toolslip[local]'`` (builds llama.cpp from source the
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -123,7 +124,9 @@ class LocalModel:
         text, calls = parse_output(choice["text"], tools)
         if settings.tool_choice == "none":
             text, calls = choice["text"].strip(), []
-        stop: StopReason = "tool_use" if calls else ("max_tokens" if choice.get("finish_reason") == "length" else "end_turn")
+        stop: StopReason = (
+            "tool_use" if calls else ("max_tokens" if choice.get("finish_reason") == "length" else "end_turn")
+        )
         return ModelResponse(
             message=Message.assistant(text, calls),
             stop_reason=stop,
@@ -160,7 +163,9 @@ class LocalModel:
 def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:
     """Which tools the grammar allows, whether a text answer is allowed, and how many calls per turn."""
     choice = settings.tool_choice
-    max_calls = 1 if settings.parallel_tool_calls is False else None
+    # One call per turn unless parallel calls are asked for: the 0.5B model otherwise fills its output
+    # limit with copies of the same call.
+    max_calls = None if settings.parallel_tool_calls else 1
     if choice == "none":
         return (), True, max_calls
     if isinstance(choice, UseTool):
@@ -179,6 +184,8 @@ def local_model(spec: str = "local", **options: Any) -> LocalModel:
     """
     _, _, rest = spec.partition(":")
     rest = rest or DEFAULT_MODEL
+    if importlib.util.find_spec("llama_cpp") is None:  # say so before assembling 491 MB of weights
+        raise ConfigError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}")
     if rest in CATALOGUE:
         return LocalModel(path=ensure_weights(CATALOGUE[rest]), name=f"local:{rest}", **options)
     path = Path(rest).expanduser()
