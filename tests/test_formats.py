@@ -8,7 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anthropic.types
 import pytest
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel
 
 from toolslip.errors import FormatError
 from toolslip.formats import FORMATS, get_format
@@ -36,6 +39,37 @@ def test_get_format_returns_the_named_module() -> None:
 def test_an_unknown_format_lists_the_known_ones() -> None:
     with pytest.raises(FormatError, match=r"unknown wire format 'openai'; known formats: anthropic, openai-chat"):
         get_format("openai")
+
+
+# --- golden JSON: reading and writing back in the same format is identity -----------------------------
+
+SDK_RESPONSE: dict[str, type[BaseModel]] = {"openai-chat": ChatCompletion, "anthropic": anthropic.types.Message}
+GOLDEN = [
+    (name, path, key)
+    for name in FORMATS
+    for path in sorted((FIXTURES / name.replace("-", "_")).glob("*.json"))
+    for key in json.loads(path.read_text())
+]
+GOLDEN_IDS = [f"{name}:{path.stem}:{key}" for name, path, key in GOLDEN]
+
+
+@pytest.mark.parametrize(("name", "path", "key"), GOLDEN, ids=GOLDEN_IDS)
+def test_same_format_round_trip_is_identity(name: str, path: Path, key: str) -> None:
+    fmt = get_format(name)
+    wire = json.loads(path.read_text())[key]
+    if "messages" in wire:
+        assert fmt.request_to_wire(fmt.request_from_wire(wire)) == wire
+    else:
+        assert fmt.response_to_wire(fmt.response_from_wire(wire)) == wire
+        # The official SDK's response object is accepted as well as the dict.
+        sdk = SDK_RESPONSE[name].model_validate(wire)
+        from_sdk = fmt.response_from_wire(sdk)
+        assert from_sdk == fmt.response_from_wire(wire)
+        assert fmt.response_to_wire(from_sdk) == wire
+
+
+def test_every_format_has_golden_files() -> None:
+    assert {name for name, _, _ in GOLDEN} == set(FORMATS)
 
 
 # --- across formats: OpenAI -> neutral -> Anthropic -> neutral (and back) -----------------------------

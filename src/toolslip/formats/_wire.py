@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from ..errors import FormatError
+from ..messages import ModelResponse, StopReason, ToolSpec
 
 Json = dict[str, Any]
 EMPTY: Mapping[str, Any] = {}
@@ -128,3 +129,19 @@ def guess_media_type(url: str) -> str:
     """A media type from a URL's extension, without I/O; ``image/*`` when the URL does not say."""
     tail = url.rsplit("?", 1)[0].rsplit(".", 1)[-1].lower()
     return IMAGE_TYPES.get(tail, "image/*")
+
+
+def only_specs(split: tuple[list[ToolSpec], list[Json]], kind: str) -> list[ToolSpec]:
+    """The specs of a split tool list; a tool of another kind raises, since only a Request can keep it."""
+    specs, others = split
+    if others:
+        raise FormatError(f"not a {kind} tool: {others[0]!r}; request_from_wire keeps such tools", "tools")
+    return specs
+
+
+def stop_to_wire(response: ModelResponse, known: Mapping[str, StopReason], back: Mapping[StopReason, str]) -> str:
+    """The provider's own stop word when it has one for this format (or the stop is unknown), else ours."""
+    raw = response.raw_stop_reason
+    if raw is not None and (raw in known or response.stop_reason == "other"):
+        return raw
+    return back[response.stop_reason]

@@ -44,9 +44,11 @@ from ._wire import (
     guess_media_type,
     leftover,
     obj,
+    only_specs,
     plain,
     seq,
     stash,
+    stop_to_wire,
     text,
     unstash,
     with_fields,
@@ -107,10 +109,7 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Client tools as ToolSpecs; a server tool raises (``request_from_wire`` keeps those)."""
-    specs, others = _split_tools(items, "tools")
-    if others:
-        raise FormatError(f"not a client tool: {others[0]!r}; request_from_wire keeps such tools", "tools")
-    return specs
+    return only_specs(_split_tools(items, "tools"), "client")
 
 
 def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
@@ -451,16 +450,9 @@ def response_to_wire(response: ModelResponse) -> Json:
         "role": "assistant",
         "model": response.model,
         "content": _blocks_to_wire(response.message.parts, message_kept.get("parts", EMPTY)),
-        "stop_reason": _stop(response),
+        "stop_reason": stop_to_wire(response, STOP, STOP_BACK),
         "usage": wire_usage,
     }
-
-
-def _stop(response: ModelResponse) -> str:
-    raw = response.raw_stop_reason
-    if raw is not None and (raw in STOP or response.stop_reason == "other"):
-        return raw
-    return STOP_BACK[response.stop_reason]
 
 
 def response_from_wire(data: object) -> ModelResponse:

@@ -47,10 +47,12 @@ from ._wire import (
     guess_media_type,
     leftover,
     obj,
+    only_specs,
     parse_arguments,
     plain,
     seq,
     stash,
+    stop_to_wire,
     text,
     unstash,
     with_fields,
@@ -107,10 +109,7 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Function tools as ToolSpecs; any other tool kind raises (``request_from_wire`` keeps those)."""
-    specs, others = _split_tools(items, "tools")
-    if others:
-        raise FormatError(f"not a function tool: {others[0]!r}; request_from_wire keeps such tools", "tools")
-    return specs
+    return only_specs(_split_tools(items, "tools"), "function")
 
 
 def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
@@ -437,7 +436,11 @@ def response_to_wire(response: ModelResponse) -> Json:
     """A full ``chat.completion`` object."""
     kept = unstash(response.extra, NAME)
     message = _message_to_wire(response.message)
-    choice: Json = {**kept.get("choice", {"index": 0}), "message": message, "finish_reason": _finish(response)}
+    choice: Json = {
+        **kept.get("choice", {"index": 0}),
+        "message": message,
+        "finish_reason": stop_to_wire(response, FINISH, FINISH_BACK),
+    }
     out: Json = {
         "object": "chat.completion",
         "created": int(time.time()),
@@ -459,13 +462,6 @@ def response_to_wire(response: ModelResponse) -> Json:
             wire["prompt_tokens_details"] = {"cached_tokens": usage.cache_read_tokens}
         out["usage"] = wire
     return out
-
-
-def _finish(response: ModelResponse) -> str:
-    raw = response.raw_stop_reason
-    if raw is not None and (raw in FINISH or response.stop_reason == "other"):
-        return raw
-    return FINISH_BACK[response.stop_reason]
 
 
 def response_from_wire(data: object) -> ModelResponse:
