@@ -208,3 +208,13 @@ def test_bad_requests_name_the_field(mutate: Any, path: str) -> None:
     with pytest.raises(FormatError) as caught:
         fmt.request_from_wire(body)
     assert caught.value.path == path
+
+
+def test_the_sdk_habit_of_appending_the_content_blocks_works() -> None:
+    """The seed sends ``{"role": "assistant", "content": r1.content}``: a list of SDK block objects."""
+    fixture = load("weather")
+    blocks = anthropic.types.Message.model_validate(fixture["response"]).content
+    messages = fixture["followup"]["messages"]
+    body = fixture["followup"] | {"messages": [messages[0], {"role": "assistant", "content": blocks}, messages[2]]}
+    assert fmt.request_from_wire(body) == fmt.request_from_wire(fixture["followup"])
+    assert fmt.request_to_wire(fmt.request_from_wire(body)) == fixture["followup"]

@@ -232,5 +232,16 @@ def test_bad_requests_name_the_field(mutate: Any, path: str) -> None:
 def test_a_response_without_choices_is_rejected() -> None:
     with pytest.raises(FormatError, match="no choices"):
         fmt.response_from_wire({"id": "x", "choices": []})
-    with pytest.raises(FormatError, match="expected a JSON object or an SDK object"):
+    with pytest.raises(FormatError, match="response: expected an object, got a string"):
         fmt.response_from_wire("not a response")
+
+
+def test_the_sdk_habit_of_appending_the_message_object_works() -> None:
+    """The seed appends ``r1.choices[0].message`` itself to the history; that object is read like its dict."""
+    fixture = load("weather")
+    sdk_message = ChatCompletion.model_validate(fixture["response"]).choices[0].message
+    body = fixture["followup"] | {
+        "messages": [fixture["followup"]["messages"][0], sdk_message, fixture["followup"]["messages"][2]]
+    }
+    with_object = fmt.request_from_wire(body)
+    assert with_object.messages[1].tool_calls == fmt.request_from_wire(fixture["followup"]).messages[1].tool_calls

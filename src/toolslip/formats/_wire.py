@@ -28,23 +28,21 @@ Json = dict[str, Any]
 EMPTY: Mapping[str, Any] = {}
 
 
-def plain(obj: object, what: str) -> Json:
-    """``obj`` as a dict: a dict as is, an SDK (pydantic) object through ``model_dump``."""
-    if isinstance(obj, dict):
-        return obj
-    dump = getattr(obj, "model_dump", None)
+def obj(value: object, path: str) -> Json:
+    """``value`` as a JSON object: a dict as is, an SDK (pydantic) object through ``model_dump``.
+
+    SDK objects are accepted at every level, so the SDK habit of appending the response's own message
+    (or its content blocks) to the history works here too.
+    """
+    if type(value) is dict:
+        return value
+    dump = getattr(value, "model_dump", None)
     if callable(dump):
         # exclude_unset keeps exactly the fields the service sent, so the dict matches the JSON body.
         data = dump(mode="json", exclude_unset=True)
         if isinstance(data, dict):
             return data
-    raise FormatError(f"expected a JSON object or an SDK object, got {type(obj).__name__}", what)
-
-
-def obj(value: object, path: str) -> Json:
-    if not isinstance(value, dict):
-        raise FormatError(f"expected an object, got {_kind(value)}", path)
-    return value
+    raise FormatError(f"expected an object, got {_kind(value)}", path)
 
 
 def seq(value: object, path: str) -> list[Any]:

@@ -45,7 +45,6 @@ from ._wire import (
     leftover,
     obj,
     only_specs,
-    plain,
     seq,
     stash,
     stop_to_wire,
@@ -393,7 +392,7 @@ def _tool_choice_from_wire(choice: object) -> tuple[ToolChoice | None, bool | No
 
 
 def request_from_wire(body: object) -> Request:
-    data = obj(plain(body, "body"), "body")
+    data = obj(body, "body")
     tools, extra_tools = _split_tools(data.get("tools") or [], "tools")
     extra = leftover(data, _BODY_KEYS)
     choice: ToolChoice | None = None
@@ -457,7 +456,7 @@ def response_to_wire(response: ModelResponse) -> Json:
 
 def response_from_wire(data: object) -> ModelResponse:
     """A message dict, or the SDK's ``anthropic.types.Message``, as a ModelResponse."""
-    body = plain(data, "response")
+    body = obj(data, "response")
     parts, part_kept = _blocks_from_wire(body.get("content"), "content")
     raw = body.get("stop_reason")
     wire_usage = obj(body.get("usage", {}), "usage")

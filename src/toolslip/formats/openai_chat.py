@@ -49,7 +49,6 @@ from ._wire import (
     obj,
     only_specs,
     parse_arguments,
-    plain,
     seq,
     stash,
     stop_to_wire,
@@ -395,7 +394,7 @@ def request_to_wire(request: Request) -> Json:
 
 
 def request_from_wire(body: object) -> Request:
-    data = obj(plain(body, "body"), "body")
+    data = obj(body, "body")
     tools, extra_tools = _split_tools(data.get("tools") or [], "tools")
     extra = leftover(data, _BODY_KEYS)
     choice = _tool_choice_from_wire(data.get("tool_choice"))
@@ -466,7 +465,7 @@ def response_to_wire(response: ModelResponse) -> Json:
 
 def response_from_wire(data: object) -> ModelResponse:
     """A ``chat.completion`` dict, or the SDK's ``ChatCompletion`` object, as a ModelResponse."""
-    body = plain(data, "response")
+    body = obj(data, "response")
     choices = seq(body.get("choices"), "choices")
     if not choices:
         raise FormatError("the response has no choices", "choices")
