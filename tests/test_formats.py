@@ -25,6 +25,8 @@ from toolslip.messages import (
     ToolSpec,
     Usage,
     UseTool,
+    message_from_dict,
+    message_to_dict,
 )
 
 ROOT = Path(__file__).parent.parent
@@ -131,6 +133,30 @@ def test_responses_survive_the_other_format(source: str, target: str, fixture: s
         first.id,
         first.model,
     )
+
+
+def test_anthropic_only_blocks_are_left_out_for_openai() -> None:
+    anthropic, openai = get_format("anthropic"), get_format("openai-chat")
+    wire = json.loads((FIXTURES / "anthropic/thinking_images.json").read_text())["response"]
+    message = openai.response_to_wire(anthropic.response_from_wire(wire))["choices"][0]["message"]
+    texts = [
+        {"type": "text", "text": "It is raining in Paris; "},
+        {"type": "text", "text": "there is a jazz festival tonight."},
+    ]
+    assert message == {"role": "assistant", "content": texts}  # thinking and server-tool blocks left out
+    reply = anthropic.response_from_wire(wire | {"content": wire["content"][:3] + [{"type": "text", "text": "Rain."}]})
+    assert openai.response_to_wire(reply)["choices"][0]["message"]["content"] == "Rain."
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_the_stash_survives_the_json_transcript(name: str) -> None:
+    """Kept wire fields live in Message.extra, which the journal stores as JSON."""
+    fmt = get_format(name)
+    for path in sorted((FIXTURES / name.replace("-", "_")).glob("*.json")):
+        body = json.loads(path.read_text())["request"]
+        request = fmt.request_from_wire(body)
+        stored = [json.loads(json.dumps(message_to_dict(m))) for m in request.messages]
+        assert fmt.request_to_wire(request.with_messages([message_from_dict(m) for m in stored])) == body
 
 
 def test_foreign_stash_does_not_leak() -> None:

@@ -151,8 +151,9 @@ def _message_to_wire(message: Message) -> Json:
     kept = unstash(message.extra, NAME)
     parts = message.parts
     calls = [p for p in parts if type(p) is ToolCall]
-    if calls:
-        parts = tuple(p for p in parts if type(p) is not ToolCall)
+    if calls or any(type(p) is ProviderPart for p in parts):
+        # Content holds what is left once the calls, and other formats' blocks (thinking...), are taken out.
+        parts = tuple(p for p in parts if type(p) is not ToolCall and _ours(p))
     out: Json = {"role": message.role}
     content = _content_to_wire(parts, kept, message.role)
     if content is not _ABSENT:
@@ -169,6 +170,10 @@ def _message_to_wire(message: Message) -> Json:
             if message.role == "system" and fields.get("role") == "developer":
                 out["role"] = "developer"
     return out
+
+
+def _ours(part: Part) -> bool:
+    return type(part) is not ProviderPart or part.format == NAME
 
 
 def _call_to_wire(call: ToolCall, kept: Json | None) -> Json:
