@@ -1,0 +1,118 @@
+"""Offline models for suites: replay a task's reference answer, always or with a known probability.
+
+``reference`` checks the suite itself (every check must pass a right answer). ``flaky:P`` succeeds with
+probability P per trial, decided by the trial's seed alone, so the same seeds give the same results on
+any machine or Ray worker; its pass^k must come out near P**k, which tests the whole pipeline.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import ConfigError, ProviderError
+from ..messages import ModelResponse, Request, Usage
+from ..model import Model
+from ..testing import ScriptedModel, Turn, call, reply, to_response
+from .suite import Task
+from .trial import TrialModel
+
+__all__ = ["FlakyModel", "ReferenceModel", "resolve_eval_model"]
+
+
+def _reference(task: Task) -> Sequence[Turn]:
+    if not task.reference:
+        raise ConfigError(f"task {task.id!r} has no reference turns, so an offline model cannot play it")
+    return task.reference
+
+
+@dataclass(frozen=True)
+class ReferenceModel:
+    """Plays each task's ``reference`` turns."""
+
+    name: str = "reference"
+
+    def for_trial(self, task: Task, seed: int) -> Model:
+        return _Metered(ScriptedModel(list(_reference(task)), name=self.name))
+
+
+@dataclass(frozen=True)
+class FlakyModel:
+    """Plays the reference with probability ``p``, else one of three typical failures.
+
+    The failures are: answering without acting (wrong final state), repeating the first call until the
+    step limit, and calling a tool that does not exist. With ``provider_error_rate`` the model service
+    "fails" first, which the evaluation must exclude from the score.
+    """
+
+    p: float
+    provider_error_rate: float = 0.0
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.p <= 1.0 or not 0.0 <= self.provider_error_rate < 1.0:
+            raise ConfigError(f"flaky model: p must be in [0, 1] and the error rate in [0, 1), got {self.p}")
+        if not self.name:
+            object.__setattr__(self, "name", f"flaky:{self.p:g}")
+
+    def for_trial(self, task: Task, seed: int) -> Model:
+        rng = random.Random(seed)
+        if rng.random() < self.provider_error_rate:
+            return _Unavailable(self.name)
+        reference = _reference(task)
+        if rng.random() < self.p:
+            turns = list(reference)
+        else:
+            first = next((t for t in reference if not isinstance(t, str)), None)
+            failures: list[list[Turn]] = [[reply("Done, everything is taken care of.")]]
+            failures.append([call("no_such_tool"), reply("I could not finish this.")])
+            if first is not None:
+                failures.append([first] * 64)
+            turns = rng.choice(failures)
+        return _Metered(ScriptedModel(turns, name=self.name))
+
+
+@dataclass
+class _Metered:
+    """Adds a token estimate (4 characters per token) so offline reports show token columns at work."""
+
+    inner: ScriptedModel
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def complete(self, request: Request) -> ModelResponse:
+        response = await self.inner.complete(request)
+        sent = sum(len(str(p)) for m in request.messages for p in m.parts)
+        written = sum(len(str(p)) for p in response.message.parts)
+        usage = Usage(input_tokens=sent // 4, output_tokens=written // 4)
+        return to_response(response.message, usage)
+
+
+@dataclass
+class _Unavailable:
+    name: str
+
+    async def complete(self, request: Request) -> ModelResponse:
+        raise ProviderError("simulated outage: 503 Service Unavailable", status=503, retryable=True)
+
+
+def resolve_eval_model(spec: str) -> Model | TrialModel:
+    """``reference``, ``flaky:P[:E]`` (E = provider error rate), or any string ``resolve_model`` knows."""
+    if spec == "reference":
+        return ReferenceModel()
+    if spec.startswith("flaky:"):
+        parts = spec.split(":")[1:]
+        try:
+            p, rate = float(parts[0]), float(parts[1]) if len(parts) > 1 else 0.0
+        except (ValueError, IndexError):
+            raise ConfigError(f"bad model {spec!r}: write flaky:P or flaky:P:E, e.g. flaky:0.8") from None
+        return FlakyModel(p, rate)
+    try:
+        from ..providers import resolve_model  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        raise ConfigError(f"model {spec!r}: this install has no providers; use reference or flaky:P") from None
+    model: Model = resolve_model(spec)
+    return model
