@@ -1,6 +1,6 @@
 """The seed's first example: one read-only tool, one question.
 
-    toolslip run examples/weather.py "What's the weather in Beijing?"
+toolslip run examples/weather.py "What's the weather in Beijing?"
 """
 
 from typing import Literal
