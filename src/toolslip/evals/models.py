@@ -54,7 +54,8 @@ class FlakyModel:
         if not 0.0 <= self.p <= 1.0 or not 0.0 <= self.provider_error_rate < 1.0:
             raise ConfigError(f"flaky model: p must be in [0, 1] and the error rate in [0, 1), got {self.p}")
         if not self.name:
-            object.__setattr__(self, "name", f"flaky:{self.p:g}")
+            rate = f":{self.provider_error_rate:g}" if self.provider_error_rate else ""
+            object.__setattr__(self, "name", f"flaky:{self.p:g}{rate}")
 
     def for_trial(self, task: Task, seed: int) -> Model:
         rng = random.Random(seed)
@@ -111,7 +112,7 @@ def resolve_eval_model(spec: str) -> Model | TrialModel:
             raise ConfigError(f"bad model {spec!r}: write flaky:P or flaky:P:E, e.g. flaky:0.8") from None
         return FlakyModel(p, rate)
     try:
-        from ..providers import resolve_model  # type: ignore[attr-defined,unused-ignore]
+        from ..providers import resolve_model  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise ConfigError(f"model {spec!r}: this install has no providers; use reference or flaky:P") from None
     model: Model = resolve_model(spec)

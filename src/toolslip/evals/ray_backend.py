@@ -56,8 +56,14 @@ def ray_executor(suite: Suite, address: str, *, num_cpus: int | None = None) -> 
             data: dict[str, Any] = await remote.remote(path, spec)
         except ray.exceptions.RayError as exc:  # a dead worker is a crash to report, not a failed answer
             return TrialRecord(
-                suite=suite.name, model=spec.model.name, task=spec.task, trial=spec.trial,
-                attempt=spec.attempt, seed=spec.seed, reason="crash", detail=f"Ray: {exc}",
+                suite=suite.name,
+                model=spec.model.name,
+                task=spec.task,
+                trial=spec.trial,
+                attempt=spec.attempt,
+                seed=spec.seed,
+                reason="crash",
+                detail=f"Ray: {exc}",
             )
         return TrialRecord.from_dict(data)
 

@@ -114,6 +114,20 @@ def _plan(
     return plan
 
 
+def _open_results(out: str | Path | None, resume: bool, suite: Suite) -> tuple[list[TrialRecord], IO[str] | None]:
+    """The records already in ``out`` and the file opened for appending (before any trial runs)."""
+    if out is None:
+        return [], None
+    existing: list[TrialRecord] = []
+    if Path(out).exists():
+        if not resume:
+            raise ConfigError(f"{out} already exists; pass --resume to continue or extend it, or choose another --out")
+        existing = read_results(out)
+        if other := {r.suite for r in existing} - {suite.name}:
+            raise ConfigError(f"{out} holds results of suite {sorted(other)[0]!r}, not {suite.name!r}")
+    return existing, open(out, "a", encoding="utf-8")
+
+
 async def evaluate(
     suite: Suite,
     models: Sequence[Model | TrialModel],
@@ -133,22 +147,17 @@ async def evaluate(
     attempt number (and seed); if it still fails, its record stays in the file, unscored.
     """
     if k < 1 or concurrency < 1 or retries < 0:
-        raise ConfigError(f"k and concurrency must be at least 1 and retries at least 0 (got {k}, {concurrency}, {retries})")
+        raise ConfigError(
+            f"k and concurrency must be at least 1 and retries at least 0 (got {k}, {concurrency}, {retries})"
+        )
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise ConfigError(f"two models share a name ({', '.join(names)}); give each a distinct name")
-    existing: list[TrialRecord] = []
-    if out is not None and Path(out).exists():
-        if not resume:
-            raise ConfigError(f"{out} already exists; pass --resume to continue or extend it, or choose another --out")
-        existing = read_results(out)
-        if other := {r.suite for r in existing} - {suite.name}:
-            raise ConfigError(f"{out} holds results of suite {sorted(other)[0]!r}, not {suite.name!r}")
+    existing, sink = _open_results(out, resume, suite)
     queue = deque(_plan(suite, models, k, seed, existing))
     first_attempt = {(s.model.name, s.task, s.trial): s.attempt for s in queue}
     execute = executor or local_executor(suite)
     results = list(existing)
-    sink = open(out, "a", encoding="utf-8") if out is not None else None
     bar = progress or Progress(len(queue))
 
     async def worker() -> None:
@@ -161,7 +170,11 @@ async def evaluate(
                 sink.flush()
             if not record.scored and spec.attempt - first_attempt[(spec.model.name, spec.task, spec.trial)] < retries:
                 attempt = spec.attempt + 1
-                queue.append(TrialSpec(spec.model, spec.task, spec.trial, attempt, trial_seed(seed, spec.task, spec.trial, attempt)))
+                queue.append(
+                    TrialSpec(
+                        spec.model, spec.task, spec.trial, attempt, trial_seed(seed, spec.task, spec.trial, attempt)
+                    )
+                )
                 bar.total += 1
             bar.update(record)
 

@@ -40,7 +40,8 @@ SCORED: frozenset[str] = frozenset({"pass", "step_limit", "tool_errors", "wrong_
 class TrialModel(Protocol):
     """A model that needs to know which task and seed it plays (the offline test models do)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def for_trial(self, task: Task, seed: int) -> Model: ...
 
@@ -93,7 +94,9 @@ class TrialRecord:
         return cls(**fields)
 
 
-async def run_trial(suite: Suite, task: Task, model: Model | TrialModel, *, trial: int, attempt: int, seed: int) -> TrialRecord:
+async def run_trial(
+    suite: Suite, task: Task, model: Model | TrialModel, *, trial: int, attempt: int, seed: int
+) -> TrialRecord:
     """Run one trial of ``task``; never raises for anything the trial itself does."""
     record = TrialRecord(suite=suite.name, model=model.name, task=task.id, trial=trial, attempt=attempt, seed=seed)
     started = time.perf_counter()
