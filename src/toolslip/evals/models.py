@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError, ProviderError
-from ..messages import ModelResponse, Request, Usage
+from ..messages import ModelResponse, Part, Request, Text, ToolCall, ToolResult, Usage
 from ..model import Model
 from ..testing import ScriptedModel, Turn, call, reply, to_response
 from .suite import Task
@@ -86,10 +86,21 @@ class _Metered:
 
     async def complete(self, request: Request) -> ModelResponse:
         response = await self.inner.complete(request)
-        sent = sum(len(str(p)) for m in request.messages for p in m.parts)
-        written = sum(len(str(p)) for p in response.message.parts)
+        sent = sum(_chars(p) for m in request.messages for p in m.parts)
+        written = sum(_chars(p) for p in response.message.parts)
         usage = Usage(input_tokens=sent // 4, output_tokens=written // 4)
         return to_response(response.message, usage)
+
+
+def _chars(part: Part) -> int:
+    """Characters the model would read or write; call ids are left out so estimates never depend on them."""
+    if isinstance(part, Text):
+        return len(part.text)
+    if isinstance(part, ToolCall):
+        return len(part.name) + len(part.raw_arguments or "")
+    if isinstance(part, ToolResult):
+        return len(part.text)
+    return 0
 
 
 @dataclass
