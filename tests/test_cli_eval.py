@@ -62,7 +62,7 @@ def test_report_and_compare_from_files(tmp_path: Path, capsys: pytest.CaptureFix
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["eval", "nope.py", "--model", "reference"], "toolslip eval: suite file 'nope.py' is not an existing Python"),
+        (["eval", "nope.py", "--model", "reference"], "toolslip eval: suite file 'nope.py' does not exist"),
         (["eval", EXAMPLE, "--model", "flaky:x"], "bad model 'flaky:x': write flaky:P or flaky:P:E"),
         (["eval", EXAMPLE, "--model", "flaky:2"], "p must be in [0, 1]"),
         (["eval-report", "missing.jsonl"], "toolslip eval-report: results file 'missing.jsonl' does not exist"),

@@ -130,7 +130,7 @@ def test_bad_suites_are_clear_errors(tmp_path: Path) -> None:
         Task(id="x", prompt="p", tools=[add], env=Counter, check=lambda o: True)
     with pytest.raises(ConfigError, match="two tasks are named 'sum'"):
         Suite(name="s", tasks=[TASK, TASK])
-    with pytest.raises(ConfigError, match="is not an existing Python"):
+    with pytest.raises(ConfigError, match="does not exist"):
         load_suite(str(tmp_path / "nope.py"))
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")

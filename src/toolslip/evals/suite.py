@@ -8,14 +8,13 @@ shows what the agent really did, so a failure in the report explains itself.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from .._files import import_user_file
 from ..errors import ConfigError
 from ..loop import RunResult
 from ..messages import Message, ToolCall, ToolResult
@@ -171,25 +170,10 @@ def load_suite(path: str) -> Suite:
     The file's folder goes on ``sys.path`` so a suite can import the tools next to it.
     """
     file = Path(path)
-    if not file.is_file() or file.suffix != ".py":
-        raise ConfigError(f"suite file {path!r} is not an existing Python (.py) file")
     folder = str(file.resolve().parent)
-    if folder not in sys.path:
+    if file.is_file() and folder not in sys.path:
         sys.path.insert(0, folder)
-    name = f"_toolslip_suite_{file.stem}_{abs(hash(file.resolve()))}"
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"cannot load {path!r} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except Exception as exc:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == file.resolve()]
-        where = f" (line {frames[-1].lineno})" if frames else ""
-        raise ConfigError(f"{path}{where}: {type(exc).__name__}: {exc}") from None
+    module = import_user_file(path, "suite file")
     suites = [v for v in vars(module).values() if isinstance(v, Suite)]
     if len(suites) > 1:
         raise ConfigError(f"{path} defines {len(suites)} suites; keep one Suite per file")
