@@ -96,3 +96,19 @@ def test_progress_bar_on_a_real_terminal() -> None:
     child.close()
     assert child.exitstatus == 0
     assert f"pass^k  {final:7.3f}" in child.before  # the bar's last pass^1 is the reported one
+
+
+def test_an_unusable_provider_model_fails_once_up_front(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["eval", EXAMPLE, "--model", "openai:gpt-4o-mini", "-k", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("toolslip eval: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_evals_public_names_are_sorted_and_importable() -> None:
+    import toolslip.evals as evals
+
+    assert evals.__all__ == sorted(evals.__all__)
+    assert all(getattr(evals, name) is not None for name in evals.__all__)

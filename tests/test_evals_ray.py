@@ -25,7 +25,8 @@ def _comparable(record: TrialRecord) -> dict[str, Any]:
     text = json.dumps(data["messages"])
     for message in json.loads(text):
         for part in message["parts"]:
-            part.pop("id", None), part.pop("call_id", None)
+            for key in ("id", "call_id"):
+                part.pop(key, None)
         data.setdefault("transcript", []).append(message)
     del data["messages"]
     return data

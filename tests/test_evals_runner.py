@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from toolslip import ConfigError
-from toolslip.evals import FlakyModel, Progress, ReferenceModel, evaluate, load_suite, read_results, summarize
+from toolslip.evals import (
+    FlakyModel,
+    Progress,
+    ReferenceModel,
+    evaluate,
+    load_suite,
+    read_results,
+    summarize,
+    summary_table,
+)
 
 SUITE = load_suite(str(Path(__file__).parents[1] / "examples" / "suite_expenses.py"))
 
@@ -61,6 +70,30 @@ def test_provider_errors_are_retried_and_never_scored() -> None:
     no_retry = asyncio.run(evaluate(SUITE, [model], k=6, retries=0))
     (summary,) = summarize(no_retry)
     assert sum(t.n for t in summary.tasks) == len(SUITE.tasks) * 6 - sum(not r.scored for r in no_retry)
+
+
+def test_crashes_are_retried_then_reported_never_counted(tmp_path: Path) -> None:
+    file = tmp_path / "crashy.py"
+    file.write_text(
+        "from toolslip.evals import Task\n"
+        "from toolslip.testing import reply\n"
+        "ok = Task(id='ok', prompt='q', check=lambda o: True, reference=[reply('fine')])\n"
+        "bad = Task(id='bad', prompt='q', check=lambda o: 1 / 0, reference=[reply('fine')])\n"
+    )
+    suite = load_suite(str(file))
+    records = asyncio.run(evaluate(suite, [ReferenceModel()], k=2, retries=1))
+    crashed = [r for r in records if r.task == "bad"]
+    assert [(r.trial, r.attempt, r.reason) for r in sorted(crashed, key=lambda r: (r.trial, r.attempt))] == [
+        (0, 0, "crash"), (0, 1, "crash"), (1, 0, "crash"), (1, 1, "crash")
+    ]  # fmt: skip
+    assert "ZeroDivisionError" in crashed[0].detail
+    (summary,) = summarize(records)
+    assert [(t.task, t.n) for t in summary.tasks] == [("ok", 2), ("bad", 0)]
+    assert summary.pass_hat(2) == 1.0  # the crashed task is left out of the score, not counted as passing
+    table = summary_table([summary])
+    assert "4 scored trials" not in table and "2 scored trials, 4 unscored (2 never completed)" in table
+    assert "crashed (not scored) 4" in table
+    assert "  bad    0   0       -  " in table
 
 
 def test_resume_runs_only_what_is_missing_and_extends(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ any machine or Ray worker; its pass^k must come out near P**k, which tests the w
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from ..testing import ScriptedModel, Turn, call, reply, to_response
 from .suite import Task
 from .trial import TrialModel
 
-__all__ = ["FlakyModel", "ReferenceModel", "resolve_eval_model"]
+__all__ = ["FlakyModel", "ModelString", "ReferenceModel", "resolve_eval_model"]
 
 
 def _reference(task: Task) -> Sequence[Turn]:
@@ -111,8 +112,12 @@ class _Unavailable:
         raise ProviderError("simulated outage: 503 Service Unavailable", status=503, retryable=True)
 
 
-def resolve_eval_model(spec: str) -> Model | TrialModel:
-    """``reference``, ``flaky:P[:E]`` (E = provider error rate), or any string ``resolve_model`` knows."""
+def resolve_eval_model(spec: str) -> TrialModel:
+    """``reference``, ``flaky:P[:E]`` (E = provider error rate), or any string ``resolve_model`` knows.
+
+    A provider model is resolved once per process and shared by that process's trials, so it must be
+    stateless between requests (provider transports are).
+    """
     if spec == "reference":
         return ReferenceModel()
     if spec.startswith("flaky:"):
@@ -122,6 +127,26 @@ def resolve_eval_model(spec: str) -> Model | TrialModel:
         except (ValueError, IndexError):
             raise ConfigError(f"bad model {spec!r}: write flaky:P or flaky:P:E, e.g. flaky:0.8") from None
         return FlakyModel(p, rate)
+    _provider_model(spec)  # fail now, once, on a bad string or a missing key: not in every trial
+    return ModelString(spec)
+
+
+@dataclass(frozen=True)
+class ModelString:
+    """A provider model kept as its string: it pickles to any Ray worker and resolves there once."""
+
+    spec: str
+
+    @property
+    def name(self) -> str:
+        return self.spec
+
+    def for_trial(self, task: Task, seed: int) -> Model:
+        return _provider_model(self.spec)
+
+
+@functools.cache
+def _provider_model(spec: str) -> Model:
     try:
         from ..providers import resolve_model  # type: ignore[import-not-found,unused-ignore]
     except ImportError:

@@ -125,7 +125,7 @@ def summary_table(summaries: Sequence[ModelSummary], price: tuple[float, float] 
         reasons = s.reasons()
         if reasons:
             lines.append("  failures: " + " · ".join(f"{FAILURE_LABELS[r]} {n}" for r, n in reasons.most_common()))
-        width = max(len(t.task) for t in s.tasks)
+        width = max(len("task"), *(len(t.task) for t in s.tasks))
         lines.append(f"  {'task':<{width}}   n   c  pass^1  outcomes")
         for t in s.tasks:
             marks = "".join("✓" if r.success else "✗" for r in t.trials)
