@@ -6,11 +6,12 @@ import importlib.util
 import sys
 import traceback
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import ConfigError
 from ..tools import Tool, Toolbox
 
-__all__ = ["load_tools_file"]
+__all__ = ["load_python_file", "load_tools_file"]
 
 
 def load_tools_file(path: str) -> Toolbox:
@@ -18,6 +19,14 @@ def load_tools_file(path: str) -> Toolbox:
 
     Every way this can fail ends in one :class:`ConfigError` sentence that names the file and the line.
     """
+    tools = [v for v in vars(load_python_file(path)).values() if isinstance(v, Tool)]
+    if not tools:
+        raise ConfigError(f"{path} defines no tools; decorate functions with @toolslip.tool")
+    return Toolbox(tools)
+
+
+def load_python_file(path: str) -> ModuleType:
+    """Import a user's Python file as a module; failures are one :class:`ConfigError` naming file and line."""
     file = Path(path)
     if not file.is_file():
         raise ConfigError(f"tools file {path!r} does not exist")
@@ -35,7 +44,4 @@ def load_tools_file(path: str) -> Toolbox:
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == file.resolve()]
         where = f" (line {frames[-1].lineno})" if frames else ""
         raise ConfigError(f"{path}{where}: {type(exc).__name__}: {exc}") from None
-    tools = [v for v in vars(module).values() if isinstance(v, Tool)]
-    if not tools:
-        raise ConfigError(f"{path} defines no tools; decorate functions with @toolslip.tool")
-    return Toolbox(tools)
+    return module
