@@ -119,7 +119,14 @@ class Approval(Hook):
         decided = call.id in ctx.state.get(DECISIONS, {})
         if not held and not decided and not self.needs_approval(tool, call.arguments, ctx):
             return None
-        return await settle(ctx, call, tool, "the approval policy asks for it", self.approver, self._lock)
+        outcome = await settle(ctx, call, tool, "the approval policy asks for it", self.approver, self._lock)
+        if isinstance(outcome, ToolAnswer):
+            return outcome
+        if outcome.approved:
+            return None
+        why = f": {outcome.note}" if outcome.note else ""
+        text = f"the user refused to run {tool.name} with these arguments{why}. Do not retry it unchanged."
+        return ToolAnswer(result=_error(call, text), note="denied")
 
     async def on_finish(self, ctx: RunContext, result: RunResult) -> None:
         pending: dict[str, ApprovalRequest | None] = ctx.state.get(PENDING, {})
@@ -148,10 +155,10 @@ def _apply(rule: Rule, tool: Tool, arguments: Mapping[str, Any], ctx: RunContext
 
 async def settle(
     ctx: RunContext, call: ToolCall, tool: Tool, reason: str, approver: Approver | None, lock: asyncio.Lock
-) -> ToolAnswer | None:
+) -> Decision | ToolAnswer:
     """Decide one call: a decision given on resume, else the approver, else hold it and pause the run.
 
-    ``None`` means approved (run it); otherwise the answer replaces running the tool.
+    A :class:`ToolAnswer` means the call is held (the run pauses); the caller words a refusal itself.
     """
     request = ApprovalRequest(
         tool=tool.name, arguments=call.arguments or {}, call_id=call.id, run_id=ctx.run_id, reason=reason
@@ -167,10 +174,7 @@ async def settle(
             decision = await ask(approver, request)  # type: ignore[arg-type]  # approver is set here
     if decision.approved:
         ctx.state.setdefault(GRANTED, set()).add(call.id)
-        return None
-    why = f": {decision.note}" if decision.note else ""
-    text = f"the user refused to run {tool.name} with these arguments{why}. Do not retry it unchanged."
-    return ToolAnswer(result=_error(call, text), note="denied")
+    return decision
 
 
 def _hold(ctx: RunContext, call: ToolCall, request: ApprovalRequest | None, text: str) -> ToolAnswer:

@@ -113,7 +113,17 @@ class Replay(Hook):
         if result is not None:
             state.calls.add(call.id)
             return ToolAnswer(result=result, note=REPLAYED_NOTE)
-        if call.id in state.recording.started and tool is not None and tool.side_effecting:
-            return await settle(ctx, call, tool, UNFINISHED_REASON, self.approver, self._lock)
-        return None  # never started, or safe to run again
+        if call.id not in state.recording.started or tool is None or not tool.side_effecting:
+            return None  # never started, or safe to run again
+        outcome = await settle(ctx, call, tool, UNFINISHED_REASON, self.approver, self._lock)
+        if isinstance(outcome, ToolAnswer):
+            return outcome
+        if outcome.approved:
+            return None
+        # Declining a re-run is not refusing the action: it may well have happened, so this is no error,
+        # and Dedup will answer a later identical call with it instead of running the tool.
+        why = f" ({outcome.note})" if outcome.note else ""
+        text = f"{tool.name} was not run again: {UNFINISHED_REASON}; the user chose not to repeat it{why}."
+        result = ToolResult(call_id=call.id, name=call.name, content=text + " Treat it as possibly done.")
+        return ToolAnswer(result=result, note="not rerun")
 
