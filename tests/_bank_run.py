@@ -47,6 +47,11 @@ class KillingStore(SqliteStore):
 transfers_run = 0
 
 
+def record(reference: str) -> None:
+    with ledger.open("a") as f:
+        f.write(f"{reference}\n")
+
+
 @tool(effects=["side_effect", "destructive"], idempotency_key=lambda a: str(a["reference"]))
 async def transfer(to: str, amount: int, reference: str) -> str:
     """Move money to someone."""
@@ -54,8 +59,7 @@ async def transfer(to: str, amount: int, reference: str) -> str:
     transfers_run += 1
     die_if("midpre", transfers_run)
     await asyncio.sleep(0.003)
-    with ledger.open("a") as f:
-        f.write(f"{reference}\n")
+    record(reference)
     die_if("mid", transfers_run)
     await asyncio.sleep(0.003)
     return f"sent {amount} to {to} ({reference})"
@@ -68,8 +72,11 @@ def balance() -> int:
 
 
 SCRIPT: list[Turn] = [
-    [call("transfer", to="alice", amount=10, reference="r1"), call("transfer", to="alice", amount=10, reference="r1"),
-     call("balance")],
+    [
+        call("transfer", to="alice", amount=10, reference="r1"),
+        call("transfer", to="alice", amount=10, reference="r1"),
+        call("balance"),
+    ],
     call("transfer", to="bob", amount=5, reference="r2"),
     call("transfer", to="alice", amount=10, reference="r1"),  # the model retries a transfer that already went out
     [call("transfer", to="carol", amount=7, reference="r3"), call("balance")],
@@ -91,8 +98,9 @@ def reconcile(request: ApprovalRequest) -> Decision:
 
 async def main() -> int:
     journal = Journal(KillingStore(journal_path), approver=reconcile)
-    agent = Agent(model=FunctionModel(script), tools=Toolbox([transfer, balance]), max_steps=10,
-                  hooks=journal.wrap(Dedup()))
+    agent = Agent(
+        model=FunctionModel(script), tools=Toolbox([transfer, balance]), max_steps=10, hooks=journal.wrap(Dedup())
+    )
     print("ready", flush=True)
     if journal.recording(run_id) is None:
         result = await agent.arun("pay alice, bob and carol", run_id=run_id)

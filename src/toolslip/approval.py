@@ -45,7 +45,7 @@ __all__ = [
 
 # Keys in RunContext.state shared with the journal's replay.
 GRANTED = "approval.granted"
-"""Ids of calls already approved in this run, so a later hook does not ask twice."""
+"""(step, call id) of calls already approved in this run, so a later hook does not ask twice."""
 PENDING = "approval.pending"
 """call id -> ApprovalRequest (awaiting a decision) or None (held back behind one)."""
 DECISIONS = "approval.decisions"
@@ -113,7 +113,7 @@ class Approval(Hook):
         return _apply(self.default, tool, arguments, ctx)
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
-        if tool is None or call.arguments is None or call.id in ctx.state.get(GRANTED, ()):
+        if tool is None or call.arguments is None or (ctx.step, call.id) in ctx.state.get(GRANTED, ()):
             return None
         held = ctx.stop_reason == "paused" and not tool.read_only
         decided = call.id in ctx.state.get(DECISIONS, {})
@@ -173,7 +173,7 @@ async def settle(
         async with lock:
             decision = await ask(approver, request)  # type: ignore[arg-type]  # approver is set here
     if decision.approved:
-        ctx.state.setdefault(GRANTED, set()).add(call.id)
+        ctx.state.setdefault(GRANTED, set()).add((ctx.step, call.id))
     return decision
 
 
@@ -267,4 +267,3 @@ def _read_line() -> str:
         return input()
     except EOFError:  # no terminal to ask on: refuse, never approve silently
         return ""
-

@@ -54,18 +54,18 @@ class Dedup(Hook):
         earlier = done.get(idempotency_key(tool, call))
         if earlier is None:
             return None
-        answered.add(call.id)
+        answered.add((ctx.step, call.id))
         content = _MARK + earlier.content if isinstance(earlier.content, str) else (Text(text=_MARK), *earlier.content)
         return ToolAnswer(result=replace(earlier, call_id=call.id, content=content), note=DUPLICATE_NOTE)
 
     async def after_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None, result: ToolResult) -> ToolResult:
         if tool is not None and tool.side_effecting and call.arguments is not None and not result.is_error:
             done, answered = self._memory(ctx)
-            if call.id not in answered:
+            if (ctx.step, call.id) not in answered:
                 done.setdefault(idempotency_key(tool, call), result)
         return result
 
-    def _memory(self, ctx: RunContext) -> tuple[dict[str, ToolResult], set[str]]:
-        """(key -> first successful result, ids of calls this hook answered) for this run."""
-        memory: tuple[dict[str, ToolResult], set[str]] = ctx.state.setdefault(self._STATE, ({}, set()))
+    def _memory(self, ctx: RunContext) -> tuple[dict[str, ToolResult], set[tuple[int, str]]]:
+        """(key -> first successful result, (step, call id) of calls this hook answered) for this run."""
+        memory: tuple[dict[str, ToolResult], set[tuple[int, str]]] = ctx.state.setdefault(self._STATE, ({}, set()))
         return memory

@@ -33,7 +33,6 @@ from .dedup import idempotency_key
 from .errors import ConfigError
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import (
-    Message,
     ModelResponse,
     Request,
     ToolCall,
@@ -218,12 +217,12 @@ def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
         if entry.kind == "model":
             recording.responses[entry.step] = response_from_dict(entry.data["response"])
         elif entry.kind == "tool_start":
-            recording.started[entry.data["call"]["id"]] = entry.key
+            recording.started[entry.step, entry.data["call"]["id"]] = entry.key
         elif entry.kind == "tool_end":
             result = part_from_dict(entry.data["result"])
             assert isinstance(result, ToolResult)
-            recording.results[result.call_id] = result
-            recording.started.pop(result.call_id, None)
+            recording.results[entry.step, result.call_id] = result
+            recording.started.pop((entry.step, result.call_id), None)
     return recording
 
 
@@ -304,13 +303,14 @@ class _Recorder(Hook):
         effects = sorted(tool.effects) if tool is not None else []
         data = {"call": part_to_dict(call), "effects": effects}
         self.store.append(ctx.run_id, "tool_start", data, step=ctx.step, key=idempotency_key(tool, call))
-        ctx.state.setdefault("journal.started", set()).add(call.id)
+        ctx.state.setdefault("journal.started", set()).add((ctx.step, call.id))
         return None
 
     async def after_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None, result: ToolResult) -> ToolResult:
-        if call.id in self.journal.replayer.state(ctx).calls or call.id in ctx.state.get(PENDING, {}):
+        replayed = (ctx.step, call.id) in self.journal.replayer.state(ctx).calls
+        if replayed or call.id in ctx.state.get(PENDING, {}):  # pending calls are held in the run's last step
             return result
-        executed = call.id in ctx.state.get("journal.started", ())
+        executed = (ctx.step, call.id) in ctx.state.get("journal.started", ())
         data = {"result": part_to_dict(result), "executed": executed}
         self.store.append(ctx.run_id, "tool_end", data, step=ctx.step, key=idempotency_key(tool, call))
         return result
@@ -319,18 +319,3 @@ class _Recorder(Hook):
         pending = [r.to_dict() for r in ctx.state.get(PENDING, {}).values() if r is not None]
         data = {"stop_reason": result.stop_reason, "output": result.output, "steps": result.steps, "pending": pending}
         self.store.append(ctx.run_id, "finish", data, step=ctx.step)
-
-
-def transcript(entries: Sequence[Entry]) -> list[Message]:
-    """The messages a journal's entries describe, for display."""
-    recording = recording_from_entries(entries)
-    if recording is None:
-        return []
-    messages = list(recording.messages)
-    for step in sorted(recording.responses):
-        response = recording.responses[step]
-        messages.append(response.message)
-        results = [recording.results[c.id] for c in response.message.tool_calls if c.id in recording.results]
-        if results:
-            messages.append(Message.tool(results))
-    return messages

@@ -237,7 +237,6 @@ class Agent:
         )
         return result
 
-
     def _limit(self) -> asyncio.Semaphore:
         """The agent-wide cap; a new one per event loop, since a semaphore binds to the loop it waits in."""
         loop = asyncio.get_running_loop()

@@ -1,9 +1,10 @@
 """Replaying a recorded run: what already happened is answered from the record, never done again.
 
 A :class:`Recording` holds how a run started, the model responses by step, the results of finished calls
-by call id, and the calls that started but have no recorded end. The :class:`Replay` hook answers model
-calls and tool calls from it. Because recorded responses carry the original call ids, a resumed run walks
-the same path and meets the same calls. A call that started and never ended is handled by its effects:
+by (step, call id), and the calls that started but have no recorded end. The :class:`Replay` hook
+answers model calls and tool calls from it. Because recorded responses carry the original call ids, a
+resumed run walks the same path and meets the same calls. Calls are keyed by step too, because some models
+number their calls afresh every turn (``call_0``...). A call that started and never ended is handled by its effects:
 read-only and idempotent tools run again; a side-effecting tool is asked about (approver, a decision given
 on resume, or the run pauses) and never silently run twice.
 
@@ -35,23 +36,25 @@ class Recording:
     messages: list[Message]
     """The messages the run started with."""
     responses: dict[int, ModelResponse] = field(default_factory=dict)
-    results: dict[str, ToolResult] = field(default_factory=dict)
-    """Finished calls: call id -> full result."""
-    started: dict[str, str] = field(default_factory=dict)
-    """Started calls with no recorded end: call id -> idempotency key."""
+    results: dict[tuple[int, str], ToolResult] = field(default_factory=dict)
+    """Finished calls: (step, call id) -> full result."""
+    started: dict[tuple[int, str], str] = field(default_factory=dict)
+    """Started calls with no recorded end: (step, call id) -> idempotency key."""
 
     @classmethod
     def from_transcript(cls, messages: Sequence[Message], *, skip: Collection[str] = ()) -> Recording:
-        """Rebuild from a transcript; results of the calls in ``skip`` are left out so they run again."""
+        """Rebuild from a transcript; results of the last turn's calls in ``skip`` are left out, to run again."""
         first = next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
         recording = cls(messages=list(messages[:first]))
+        last = sum(m.role == "assistant" for m in messages)
         for message in messages[first:]:
             if message.role == "assistant":
                 response = ModelResponse(message=message, stop_reason="tool_use" if message.tool_calls else "end_turn")
                 recording.responses[len(recording.responses) + 1] = response
+            step = len(recording.responses)
             for result in message.tool_results:
-                if result.call_id not in skip:
-                    recording.results[result.call_id] = result
+                if step != last or result.call_id not in skip:
+                    recording.results[step, result.call_id] = result
         return recording
 
 
@@ -61,7 +64,7 @@ class ReplayState:
 
     recording: Recording | None
     steps: set[int] = field(default_factory=set)
-    calls: set[str] = field(default_factory=set)
+    calls: set[tuple[int, str]] = field(default_factory=set)
 
 
 class Replay(Hook):
@@ -109,11 +112,11 @@ class Replay(Hook):
         state = self.state(ctx)
         if state.recording is None:
             return None
-        result = state.recording.results.get(call.id)
+        result = state.recording.results.get((ctx.step, call.id))
         if result is not None:
-            state.calls.add(call.id)
+            state.calls.add((ctx.step, call.id))
             return ToolAnswer(result=result, note=REPLAYED_NOTE)
-        if call.id not in state.recording.started or tool is None or not tool.side_effecting:
+        if (ctx.step, call.id) not in state.recording.started or tool is None or not tool.side_effecting:
             return None  # never started, or safe to run again
         outcome = await settle(ctx, call, tool, UNFINISHED_REASON, self.approver, self._lock)
         if isinstance(outcome, ToolAnswer):
@@ -126,4 +129,3 @@ class Replay(Hook):
         text = f"{tool.name} was not run again: {UNFINISHED_REASON}; the user chose not to repeat it{why}."
         result = ToolResult(call_id=call.id, name=call.name, content=text + " Treat it as possibly done.")
         return ToolAnswer(result=result, note="not rerun")
-

@@ -53,8 +53,10 @@ def format_entry(entry: Entry) -> str:
         lines = [f"{head}: stop {response.stop_reason}"]
         if response.message.text:
             lines.append(f"  text: {response.message.text}")
-        lines += [f"  call {c.id} {c.name} {_json(c.arguments) if c.arguments is not None else c.raw_arguments}"
-                  for c in response.message.tool_calls]
+        lines += [
+            f"  call {c.id} {c.name} {_json(c.arguments) if c.arguments is not None else c.raw_arguments}"
+            for c in response.message.tool_calls
+        ]
         return "\n".join(lines)
     if entry.kind == "tool_start":
         call = data["call"]
@@ -65,8 +67,10 @@ def format_entry(entry: Entry) -> str:
         error = " ERROR" if getattr(result, "is_error", False) else ""
         return f"{head}: {getattr(result, 'call_id', '?')} {how}{error}\n  {getattr(result, 'text', '')}"
     if entry.kind == "finish":
-        pending = "".join(f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"
-                          for p in data.get("pending", ()))
+        pending = "".join(
+            f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"
+            for p in data.get("pending", ())
+        )
         return f"{head}: {data.get('stop_reason')}: {data.get('output', '')}{pending}"
     return f"{head}: {_json(data)}"
 
