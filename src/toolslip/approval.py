@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .effects import Effect
+from .errors import ConfigError
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ToolCall, ToolResult, message_from_dict, message_to_dict
 from .tools import Tool
@@ -97,9 +98,9 @@ class Approval(Hook):
         default: Rule = _side_effecting,
     ) -> None:
         self.approver = approver
-        self.tools = dict(tools or {})
-        self.effects = {Effect(k): v for k, v in (effects or {}).items()}
-        self.default = default
+        self.tools = {name: _checked(rule, f"tool {name!r}") for name, rule in (tools or {}).items()}
+        self.effects = {_effect(k): _checked(v, f"effect {k!r}") for k, v in (effects or {}).items()}
+        self.default = _checked(default, "the default")
         self._lock = asyncio.Lock()  # one question on the terminal at a time
         self._paused: dict[str, PausedRun] = {}
 
@@ -144,13 +145,24 @@ class Approval(Hook):
 
 
 def _apply(rule: Rule, tool: Tool, arguments: Mapping[str, Any], ctx: RunContext) -> bool:
-    if rule == "always":
-        return True
-    if rule == "never":
-        return False
-    if callable(rule):
-        return bool(rule(tool, arguments, ctx))
-    raise ValueError(f"approval rule for {tool.name!r} must be 'always', 'never' or a function, not {rule!r}")
+    if rule == "always" or rule == "never":
+        return rule == "always"
+    return bool(rule(tool, arguments, ctx))
+
+
+def _checked(rule: Rule, what: str) -> Rule:
+    if rule in ("always", "never") or callable(rule):
+        return rule
+    raise ConfigError(
+        f"approval rule for {what} must be 'always', 'never' or a function (tool, arguments, ctx) -> bool, not {rule!r}"
+    )
+
+
+def _effect(name: Effect | str) -> Effect:
+    try:
+        return Effect(name)
+    except ValueError:
+        raise ConfigError(f"unknown effect {name!r} in approval rules; use one of: {', '.join(Effect)}") from None
 
 
 async def settle(
