@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ConfigError
 from ..journal import Entry, default_journal_path, response_from_dict
-from ..messages import message_from_dict, part_from_dict
+from ..messages import ToolResult, message_from_dict, part_from_dict
 from . import EXIT_OK
 from .runs import open_store
 
@@ -61,11 +62,11 @@ def format_entry(entry: Entry) -> str:
     if entry.kind == "tool_start":
         call = data["call"]
         return f"{head}: {call['name']} ({call['id']}) effects {','.join(data.get('effects', ()))} key {entry.key}"
-    if entry.kind == "tool_end":
-        result = part_from_dict(data["result"])
+    result = part_from_dict(data["result"]) if entry.kind == "tool_end" else None
+    if isinstance(result, ToolResult):
         how = "ran" if data.get("executed") else "answered without running"
-        error = " ERROR" if getattr(result, "is_error", False) else ""
-        return f"{head}: {getattr(result, 'call_id', '?')} {how}{error}\n  {getattr(result, 'text', '')}"
+        error = " ERROR" if result.is_error else ""
+        return f"{head}: {result.call_id} {how}{error}\n{textwrap.indent(result.text, '  ')}"
     if entry.kind == "finish":
         pending = "".join(
             f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"
