@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolslip import Agent, Toolbox, tool
+from toolslip import Agent, Message, ModelResponse, Toolbox, ToolCall, tool
 from toolslip.approval import Approval, ApprovalRequest, Decision, PausedRun, resume_paused
 from toolslip.errors import ConfigError
 from toolslip.hooks import RunContext
@@ -155,3 +155,17 @@ def test_a_rule_that_is_not_a_rule_is_a_clear_error() -> None:
         Approval(tools={"transfer": "sometimes"})  # type: ignore[dict-item]
     with pytest.raises(ConfigError, match="unknown effect 'network'"):
         Approval(effects={"network": "always"})
+
+
+def test_a_decision_is_used_once_even_when_the_model_reuses_call_ids() -> None:
+    def turn(to: str) -> ModelResponse:  # a model that numbers its calls afresh every turn
+        slip = ToolCall(id="call_0", name="transfer", arguments={"to": to, "amount": 1})
+        return ModelResponse(message=Message.assistant(calls=[slip]), stop_reason="tool_use")
+
+    approval = Approval()
+    agent = Agent(model=scripted(turn("ann"), turn("bob"), "done"), tools=TOOLS, hooks=[approval])
+    assert agent.run("q", run_id="ids").stop_reason == "paused"
+    paused = approval.paused("ids")
+    assert paused is not None
+    result = asyncio.run(resume_paused(agent, paused, {"call_0": True}))
+    assert result.stop_reason == "paused" and log == ["transfer ann 1"]  # bob's call_0 waits for its own yes

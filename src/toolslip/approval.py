@@ -153,9 +153,8 @@ def _apply(rule: Rule, tool: Tool, arguments: Mapping[str, Any], ctx: RunContext
 def _checked(rule: Rule, what: str) -> Rule:
     if rule in ("always", "never") or callable(rule):
         return rule
-    raise ConfigError(
-        f"approval rule for {what} must be 'always', 'never' or a function (tool, arguments, ctx) -> bool, not {rule!r}"
-    )
+    expected = "'always', 'never' or a function (tool, arguments, ctx) -> bool"
+    raise ConfigError(f"approval rule for {what} must be {expected}, not {rule!r}")
 
 
 def _effect(name: Effect | str) -> Effect:
@@ -175,7 +174,8 @@ async def settle(
     request = ApprovalRequest(
         tool=tool.name, arguments=call.arguments or {}, call_id=call.id, run_id=ctx.run_id, reason=reason
     )
-    decision: Decision | None = ctx.state.get(DECISIONS, {}).get(call.id)
+    # Used once: a model that numbers calls afresh each turn may reuse this id in a later step.
+    decision: Decision | None = ctx.state.get(DECISIONS, {}).pop(call.id, None)
     if decision is None and ctx.stop_reason == "paused":  # behind a pending approval: keep emitted order
         return _hold(ctx, call, None, "not run yet: an earlier call of this turn is waiting for approval")
     if decision is None and approver is None:
