@@ -11,10 +11,11 @@ import pexpect
 import pytest
 
 from toolslip import Agent
+from toolslip._files import import_user_file
 from toolslip.approval import Approval
 from toolslip.cli import main
 from toolslip.cli.durable import add_run_options, hooks_from_args
-from toolslip.cli.files import load_python_file, load_tools_file
+from toolslip.cli.files import load_tools_file
 from toolslip.dedup import Dedup
 from toolslip.journal import Journal
 from toolslip.serial import SerialSideEffects
@@ -49,7 +50,7 @@ def paused_run(tmp_path: Path) -> tuple[Path, Path]:
     bank.write_text(BANK)
     journal_path = tmp_path / "runs.sqlite"
     journal = Journal(journal_path, meta={"model": f"{bank}:MODEL", "tools_file": str(bank)})
-    module = load_python_file(str(bank))
+    module = import_user_file(str(bank), "model file")
     agent = Agent(model=module.MODEL, tools=load_tools_file(str(bank)), hooks=journal.wrap(Dedup(), Approval()))
     assert agent.run("pay the rent", run_id="run1").stop_reason == "paused"
     journal.store.close()

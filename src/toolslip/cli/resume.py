@@ -12,13 +12,14 @@ import asyncio
 import sys
 from typing import Any
 
+from .._files import import_user_file
 from ..errors import ConfigError
 from ..journal import Journal
 from ..loop import Agent, RunResult
 from ..model import Model
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED
 from .durable import add_run_options, approver_from_args, hooks_from_args
-from .files import load_python_file, load_tools_file
+from .files import load_tools_file
 from .runs import open_store
 
 __all__ = ["exit_code", "load_model", "register"]
@@ -65,7 +66,7 @@ def load_model(spec: str) -> Model:
     """``path/to/file.py:NAME`` loads a Model object from a Python file; anything else is a model string."""
     path, sep, name = spec.rpartition(":")
     if sep and path.endswith(".py"):
-        model = getattr(load_python_file(path), name, None)
+        model = getattr(import_user_file(path, "model file"), name, None)
         if model is None or not hasattr(model, "complete"):
             raise ConfigError(f"{path} has no model named {name!r} (an object with an async complete(request))")
         return model  # type: ignore[no-any-return]
