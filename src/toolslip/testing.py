@@ -45,7 +45,9 @@ _ids = itertools.count(1)
 
 def call(name: str, /, **arguments: Any) -> ToolCall:
     """A well-formed slip: ``call("fx", amount=320, currency="USD")``."""
-    return ToolCall(id=f"call_{next(_ids)}", name=name, arguments=arguments, raw_arguments=json.dumps(arguments, ensure_ascii=False))
+    return ToolCall(
+        id=f"call_{next(_ids)}", name=name, arguments=arguments, raw_arguments=json.dumps(arguments, ensure_ascii=False)
+    )
 
 
 def raw_call(name: str, raw_arguments: str) -> ToolCall:
@@ -138,7 +140,7 @@ class FunctionModel:
         turn = self.fn(request)
         if inspect.isawaitable(turn):
             turn = await turn
-        return to_response(turn)  # type: ignore[arg-type]
+        return to_response(turn)
 
 
 def last_results(request: Request) -> Mapping[str, str]:
