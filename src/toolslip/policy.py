@@ -118,6 +118,8 @@ def links_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted")
 
     def rule(arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
         links = [m.rstrip(".,;:!?") for v in _values(arguments.get(argument)) for m in _URL.findall(str(v))]
+        if not links:
+            return allow(f"no link in {argument!r}")
         return _check_origin(f"link in {argument!r}", links, origin, provenance)
 
     rule.__name__ = f"links_in_{argument}_from_{origin}"
@@ -211,7 +213,9 @@ class TaintGate(Hook):
         verdict = self.judge(tool, call.arguments, provenance)
 
         def log(decision: str, reason: str, approved: bool | None = None) -> None:
-            record_decision(ctx, call, gate=self.name, decision=decision, reason=reason, approved=approved, sources=sources)
+            record_decision(
+                ctx, call, gate=self.name, decision=decision, reason=reason, approved=approved, sources=sources
+            )
 
         if verdict.action == "allow":
             log("allowed", verdict.reason)

@@ -117,11 +117,15 @@ class SecretGuard(Hook):
         self._secrets = dict(secrets or {})
         for name, value in self._secrets.items():
             if len(value) < 4:
-                raise ValueError(f"secret {name!r} is shorter than 4 characters: it cannot be told apart from ordinary text")
+                raise ValueError(
+                    f"secret {name!r} is shorter than 4 characters: it cannot be told apart from ordinary text"
+                )
         guarded = [_guard(n, "secret", v) for n, v in self._secrets.items()]
         known = set(self._secrets.values())
         guarded += [
-            _guard(n, "environment variable", v) for n, v in (env or {}).items() if len(v) >= min_length and v not in known
+            _guard(n, "environment variable", v)
+            for n, v in (env or {}).items()
+            if len(v) >= min_length and v not in known
         ]
         self._guarded = guarded
         self._exempt = frozenset(exempt)
@@ -150,7 +154,11 @@ class SecretGuard(Hook):
         if redacted == content:
             return result
         return ToolResult(
-            call_id=result.call_id, name=result.name, content=redacted, is_error=result.is_error, untrusted=result.untrusted
+            call_id=result.call_id,
+            name=result.name,
+            content=redacted,
+            is_error=result.is_error,
+            untrusted=result.untrusted,
         )
 
     # --- arguments: guarded values never leave ----------------------------------------------------

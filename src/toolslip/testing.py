@@ -34,6 +34,7 @@ __all__ = [
     "Turn",
     "call",
     "instructions",
+    "json_in",
     "last_results",
     "raw_call",
     "reply",
@@ -151,7 +152,6 @@ def last_results(request: Request) -> Mapping[str, str]:
     return {r.call_id: r.text for r in last.tool_results}
 
 
-
 # --- the gullible model: the worst case for prompt injection ------------------------------------
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(.+?)\s*(?:\|\s*(\w+)\s*)?\}\}")
@@ -225,20 +225,51 @@ class GullibleModel:
         outputs = _outputs(request.messages)
         for message in request.messages:
             for result in message.tool_results:
-                for wanted in instructions(result.text, offered):
-                    if wanted.id not in done:
-                        return _as_call(_fill(wanted, outputs, offered))
+                for text in _readable(result.text):
+                    for wanted in instructions(text, offered):
+                        if wanted.id not in done:
+                            return _as_call(_fill(wanted, outputs, offered))
         if self.fallback is not None:
             return await self.fallback.complete(request)
         return to_response("done")
 
 
+def json_in(text: str) -> Any:
+    """The JSON value in ``text``, also when wrapped in other text (delimiters, a preamble); else None."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    for candidate in (text, text[min(starts) : max(text.rfind("}"), text.rfind("]")) + 1] if starts else ""):
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    return None
+
+
+def _readable(text: str) -> list[str]:
+    """The strings a reader sees in a result: JSON is read as its string values, not its escapes."""
+    value = json_in(text)
+    if value is None:
+        return [text]
+    found: list[str] = [text]
+
+    def walk(item: Any) -> None:
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            for v in item.values():
+                walk(v)
+        elif isinstance(item, list):
+            for v in item:
+                walk(v)
+
+    walk(value)
+    return found
+
+
 def _outputs(messages: Sequence[Message]) -> dict[tuple[str, str], str]:
     """``{(tool, canonical arguments): output}`` of every call in the transcript."""
     calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
-    return {
-        _signature(calls[r.call_id]): r.text for m in messages for r in m.tool_results if r.call_id in calls
-    }
+    return {_signature(calls[r.call_id]): r.text for m in messages for r in m.tool_results if r.call_id in calls}
 
 
 def _signature(call: ToolCall) -> tuple[str, str]:
@@ -277,5 +308,7 @@ def _fill(wanted: ToolCall, outputs: Mapping[tuple[str, str], str], offered: lis
 
 def _as_call(call: ToolCall) -> ModelResponse:
     raw = json.dumps(call.arguments, ensure_ascii=False)
-    message = Message.assistant(calls=[ToolCall(id=call.id, name=call.name, arguments=call.arguments, raw_arguments=raw)])
+    message = Message.assistant(
+        calls=[ToolCall(id=call.id, name=call.name, arguments=call.arguments, raw_arguments=raw)]
+    )
     return ModelResponse(message=message, stop_reason="tool_use", usage=Usage(input_tokens=0, output_tokens=0))
