@@ -21,7 +21,7 @@ from urllib.parse import unquote_plus
 
 from ..approval import ApprovalRequest
 from ..events import Event, GateDecided
-from ..hooks import Hook
+from ..hooks import Hook, RunContext
 from ..loop import Agent, RunResult
 from ..messages import ModelResponse, Request, ToolCall
 from ..model import Model
@@ -230,7 +230,20 @@ class Case:
     prompts: int
     """Approval prompts shown to the human."""
     decisions: list[GateDecided]
+    chars_sent: int
+    """Characters of message text sent to the model over the run (what spotlighting adds to)."""
     result: RunResult
+
+
+class _Meter(Hook):
+    """Counts what is really sent, after every other hook has reshaped the request."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
+        self.chars += sum(len(m.text) + sum(len(r.text) for r in m.tool_results) for m in request.messages)
+        return request
 
 
 def defence_hooks(defence: Defence, world: World, approver: Callable[[ApprovalRequest], bool] | None) -> list[Hook]:
@@ -272,7 +285,9 @@ async def run_case(
 
     honest = PlanModel(task.plan)
     chosen: Model = GullibleModel(fallback=honest) if model == "gullible" else honest
-    agent = Agent(model=chosen, tools=world.toolbox(), max_steps=24, hooks=defence_hooks(defence, world, attentive))
+    meter = _Meter()
+    hooks = [*defence_hooks(defence, world, attentive), meter]
+    agent = Agent(model=chosen, tools=world.toolbox(), max_steps=24, hooks=hooks)
     result = await agent.arun(task.prompt, on_event=listen)
     needles = (injection.calls, json.dumps(injection.calls, ensure_ascii=False)[1:-1]) if injection else ()
     seen = any(n in r.text for m in result.messages for r in m.tool_results for n in needles)
@@ -282,5 +297,6 @@ async def run_case(
         seen=seen,
         prompts=prompts,
         decisions=decisions,
+        chars_sent=meter.chars,
         result=result,
     )
