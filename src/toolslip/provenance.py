@@ -4,8 +4,8 @@ The injection gate (:mod:`toolslip.policy`) asks one question of this module: *i
 transcript does this argument value appear?* :class:`TextProvenance` answers it by matching text, the
 cheapest mechanism that works on any model: a value comes from the user when it appears in a user (or
 system) message, exactly or after normalisation (case, surrounding punctuation, spaces and dashes inside
-IBANs and phone numbers, URL schemes and trailing slashes). Matching is on whole tokens, so an attacker
-cannot pass ``"DE89"`` because the user wrote ``"DE89 3704 0044"``.
+IBANs and phone numbers, URL schemes and trailing slashes). A value must be a run of whole tokens of the
+text: ``"DE893704"`` comes from a user who wrote ``"DE89 3704 0044"``, ``"DE8937"`` does not.
 
 Text matching cannot see through a value the model computed (a sum, a translation, a paraphrase): such a
 value has no provenance and the gate asks. A stronger mechanism (CaMeL-style data-flow tracking through a

@@ -177,14 +177,16 @@ def instructions(text: str, tool_names: Iterable[str]) -> list[ToolCall]:
     if not names:
         return []
     found: list[ToolCall] = []
+    covered = 0  # a call named inside another call's arguments is part of that one, not an instruction
     for match in re.finditer(rf"(?<![\w.])({'|'.join(map(re.escape, names))})\s*\(", text):
-        if (parsed := _parse_call(text, match.start())) is not None:
-            found.append(parsed)
+        if match.start() >= covered and (parsed := _parse_call(text, match.start())) is not None:
+            found.append(parsed[0])
+            covered = parsed[1]
     return found
 
 
-def _parse_call(text: str, start: int) -> ToolCall | None:
-    """The shortest well-formed call expression starting at ``start`` (strings may hold parentheses)."""
+def _parse_call(text: str, start: int) -> tuple[ToolCall, int] | None:
+    """The shortest well-formed call expression at ``start`` (strings may hold parentheses), and its end."""
     for end in (i + 1 for i, ch in enumerate(text) if ch == ")" and i > start):
         try:
             node = ast.parse(text[start:end], mode="eval").body
@@ -200,7 +202,7 @@ def _parse_call(text: str, start: int) -> ToolCall | None:
         except ValueError:
             return None
         key = hashlib.sha1(text[start:end].encode()).hexdigest()[:10]
-        return ToolCall(id=f"inj-{key}", name=node.func.id, arguments=arguments, raw_arguments=None)
+        return ToolCall(id=f"inj-{key}", name=node.func.id, arguments=arguments, raw_arguments=None), end
     return None
 
 
@@ -246,7 +248,11 @@ def json_in(text: str) -> Any:
 
 
 def _readable(text: str) -> list[str]:
-    """The strings a reader sees in a result: JSON is read as its string values, not its escapes."""
+    """The strings a reader sees in a result: JSON is read as its string values, not its escapes, and
+    datamarked text (:mod:`toolslip.spotlight`) with its spaces back."""
+    from .spotlight import DATAMARK
+
+    text = text.replace(DATAMARK, " ")
     value = json_in(text)
     if value is None:
         return [text]
