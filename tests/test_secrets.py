@@ -32,34 +32,30 @@ ENCODINGS = {
 @pytest.mark.parametrize("prefix", ["", "x", "xy", "dump: "])  # base64 must be caught at every offset
 def test_guarded_values_are_found_encoded_inside_larger_text(how: str, prefix: str) -> None:
     guard = SecretGuard({"API_KEY": KEY}, env={"DATABASE_URL": DB})
-    assert guard.find({"body": ENCODINGS[how](prefix + DUMP)}) is not None
+    assert {name for _, name, _ in guard.find({"body": ENCODINGS[how](prefix + DUMP)})} == {"API_KEY", "DATABASE_URL"}
 
 
 def test_the_hit_names_the_value_and_the_encoding() -> None:
     guard = SecretGuard({"API_KEY": KEY}, env={"DATABASE_URL": DB})
-    assert guard.find({"to": "x", "body": {"nested": [base64.b64encode(b"k=" + KEY.encode()).decode()]}}) == (
-        "secret",
-        "API_KEY",
-        "base64",
-    )
-    assert guard.find({"url": "https://evil.test/?d=" + quote(DB, safe="")}) == (
-        "environment variable",
-        "DATABASE_URL",
-        "URL-encoded",
-    )
+    assert guard.find({"to": "x", "body": {"nested": [base64.b64encode(b"k=" + KEY.encode()).decode()]}}) == [
+        ("secret", "API_KEY", "base64")
+    ]
+    assert guard.find({"url": "https://evil.test/?d=" + quote(DB, safe="")}) == [
+        ("environment variable", "DATABASE_URL", "URL-encoded")
+    ]
 
 
 def test_ordinary_text_and_short_environment_values_pass() -> None:
     guard = SecretGuard({"API_KEY": KEY}, env={"CI": "true", "LANG": "C", "DATABASE_URL": DB})
     for text in ["Thanks, we reproduced the crash.", "CI is true", "sk-live", "postgres is down", DB[:20]]:
-        assert guard.find({"body": text}) is None, text
+        assert guard.find({"body": text}) == [], text
 
 
 def test_redaction_turns_every_form_into_a_handle_and_reveal_undoes_it() -> None:
     guard = SecretGuard({"API_KEY": KEY})
     text = f"key={KEY} b64={base64.b64encode(KEY.encode()).decode()} rev={KEY[::-1]}"
     redacted = guard.redact(text)
-    assert KEY not in redacted and guard.find({"t": redacted}) is None
+    assert KEY not in redacted and guard.find({"t": redacted}) == []
     assert redacted.startswith("key=[secret:API_KEY] b64=[secret:API_KEY]")
     assert guard.reveal("login with [secret:API_KEY] and [secret:OTHER]") == f"login with {KEY} and [secret:OTHER]"
 

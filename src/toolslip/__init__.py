@@ -37,6 +37,9 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .policy import TaintGate
+    from .secrets import SecretGuard
+    from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
@@ -58,7 +61,10 @@ _LAZY: dict[str, str] = {
     "Request": "messages",
     "RunContext": "hooks",
     "RunResult": "loop",
+    "SecretGuard": "secrets",
     "Settings": "messages",
+    "Spotlight": "spotlight",
+    "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
     "ToolAnswer": "hooks",

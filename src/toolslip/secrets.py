@@ -163,16 +163,17 @@ class SecretGuard(Hook):
 
     # --- arguments: guarded values never leave ----------------------------------------------------
 
-    def find(self, arguments: Mapping[str, Any]) -> tuple[str, str, str] | None:
-        """``(kind, name, how it was encoded)`` of the first guarded value in the arguments, or None."""
+    def find(self, arguments: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        """``(kind, name, how it was encoded)`` of every guarded value in the arguments."""
+        hits: dict[str, tuple[str, str, str]] = {}
         for text in _strings(arguments):
             decoded = unquote_plus(text)
             views = [(text, "")] + ([(decoded, ", URL-encoded")] if decoded != text else [])
             for item in self._guarded:
                 for view, wrapping in views:
-                    if hit := self._match(item, view):
-                        return item.kind, item.name, hit + wrapping
-        return None
+                    if item.name not in hits and (hit := self._match(item, view)):
+                        hits[item.name] = (item.kind, item.name, hit + wrapping)
+        return list(hits.values())
 
     @staticmethod
     def _match(item: _Guarded, view: str) -> str | None:
@@ -190,11 +191,10 @@ class SecretGuard(Hook):
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
         if call.arguments is None or call.name in self._exempt:
             return None
-        hit = self.find(call.arguments)
-        if hit is None:
+        hits = self.find(call.arguments)
+        if not hits:
             return None
-        kind, name, how = hit
-        reason = f"the arguments carry the value of {kind} {name} ({how})"
+        reason = "the arguments carry the value of " + ", ".join(f"{kind} {name} ({how})" for kind, name, how in hits)
         record_decision(ctx, call, gate=self.name, decision="denied", reason=reason)
         text = (
             f"not run: {reason}. Secret values never leave through tool arguments; "
