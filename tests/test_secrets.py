@@ -3,6 +3,8 @@ import codecs
 from urllib.parse import quote, quote_plus
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolslip import Agent, Toolbox, tool
 from toolslip.messages import Image, Text
@@ -110,3 +112,14 @@ async def test_in_a_run_results_are_redacted_and_leaks_are_blocked_without_echoi
     assert DB not in results[2].text and "s3cr3t" not in results[2].text
     assert posted == ["all good"]
     assert results[4].text == "logged in"  # an exempt tool gets the handle and reveals it itself
+
+
+@given(
+    value=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=8, max_size=40),
+    prefix=st.text(max_size=20),
+    suffix=st.text(max_size=20),
+)
+def test_base64_of_any_text_holding_a_secret_is_caught(value: str, prefix: str, suffix: str) -> None:
+    guard = SecretGuard({"S": value})
+    encoded = base64.b64encode((prefix + value + suffix).encode()).decode()
+    assert [name for _, name, _ in guard.find({"body": encoded})] == ["S"]
