@@ -5,6 +5,7 @@ import pytest
 
 from toolslip import Agent, Toolbox, tool
 from toolslip.approval import ApprovalRequest, Decision
+from toolslip.errors import ConfigError
 from toolslip.events import Event, GateDecided
 from toolslip.hooks import Hook
 from toolslip.policy import TaintGate, Verdict, deny, describe_decision, links_from, require
@@ -219,5 +220,5 @@ def test_links_from_checks_every_url_in_free_text() -> None:
 
 
 def test_rule_helpers_reject_an_unknown_origin() -> None:
-    with pytest.raises(ValueError, match="origin must be 'user' or 'trusted'"):
+    with pytest.raises(ConfigError, match="origin must be 'user' or 'trusted'"):
         require("to", origin="anyone")  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolslip import Agent, Toolbox, tool
+from toolslip.errors import ConfigError
 from toolslip.messages import Image, Text
 from toolslip.secrets import SecretGuard
 from toolslip.testing import ScriptedModel, call
@@ -63,7 +64,7 @@ def test_redaction_turns_every_form_into_a_handle_and_reveal_undoes_it() -> None
 
 
 def test_too_short_secrets_are_refused() -> None:
-    with pytest.raises(ValueError, match="'PIN' is shorter than 4 characters"):
+    with pytest.raises(ConfigError, match="'PIN' is shorter than 4 characters"):
         SecretGuard({"PIN": "123"})
 
 

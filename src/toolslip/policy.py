@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from .approval import ApprovalRequest, Approver, Decision
+from .errors import ConfigError
 from .events import GateDecided
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import ToolCall, ToolResult
@@ -98,7 +99,7 @@ def require(argument: str, *, origin: Literal["user", "trusted"] = "user") -> Ru
     """Every value of ``argument`` must appear in the user's messages (``origin="user"``) or there or
     in a trusted tool result (``"trusted"``); otherwise ask. A missing argument passes."""
     if origin not in _VOUCHING:
-        raise ValueError(f"origin must be 'user' or 'trusted', got {origin!r}")
+        raise ConfigError(f"origin must be 'user' or 'trusted', got {origin!r}")
 
     def rule(arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
         return _check_origin(f"argument {argument!r}", _values(arguments.get(argument)), origin, provenance)
@@ -114,7 +115,7 @@ def links_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted")
     """Every URL inside the text of ``argument`` must come from ``origin``: free text may say anything,
     but it may not carry a link the attacker chose (phishing, a tracking pixel with data in its query)."""
     if origin not in _VOUCHING:
-        raise ValueError(f"origin must be 'user' or 'trusted', got {origin!r}")
+        raise ConfigError(f"origin must be 'user' or 'trusted', got {origin!r}")
 
     def rule(arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
         links = [m.rstrip(".,;:!?") for v in _values(arguments.get(argument)) for m in _URL.findall(str(v))]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote_plus
 
+from .errors import ConfigError
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Text, ToolCall, ToolResult
 from .policy import record_decision, refusal
@@ -117,7 +118,7 @@ class SecretGuard(Hook):
         self._secrets = dict(secrets or {})
         for name, value in self._secrets.items():
             if len(value) < 4:
-                raise ValueError(
+                raise ConfigError(
                     f"secret {name!r} is shorter than 4 characters: it cannot be told apart from ordinary text"
                 )
         guarded = [_guard(n, "secret", v) for n, v in self._secrets.items()]
