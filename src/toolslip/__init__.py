@@ -40,7 +40,10 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .policy import TaintGate
+    from .secrets import SecretGuard
     from .serial import SerialSideEffects
+    from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
@@ -68,7 +71,10 @@ _LAZY: dict[str, str] = {
     "RunContext": "hooks",
     "RunResult": "loop",
     "SerialSideEffects": "serial",
+    "SecretGuard": "secrets",
     "Settings": "messages",
+    "Spotlight": "spotlight",
+    "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
     "ToolAnswer": "hooks",
