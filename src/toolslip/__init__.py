@@ -16,8 +16,10 @@ if TYPE_CHECKING:
         CannotExpress,
         ConfigError,
         FormatError,
+        McpError,
         ProviderError,
         ToolDefinitionError,
+        ToolError,
         ToolslipError,
     )
     from .hooks import Hook, RunContext, ToolAnswer
@@ -50,6 +52,7 @@ _LAZY: dict[str, str] = {
     "FormatError": "errors",
     "Hook": "hooks",
     "Image": "messages",
+    "McpError": "errors",
     "Message": "messages",
     "Model": "model",
     "ModelResponse": "messages",
@@ -64,6 +67,7 @@ _LAZY: dict[str, str] = {
     "ToolAnswer": "hooks",
     "ToolCall": "messages",
     "ToolDefinitionError": "errors",
+    "ToolError": "errors",
     "ToolResult": "messages",
     "ToolSpec": "messages",
     "Toolbox": "tools",
