@@ -16,7 +16,15 @@ except ImportError:  # pragma: no cover - depends on the environment
 
     raise ConfigError("toolslip.mcp needs the MCP SDK: pip install 'toolslip[mcp]'") from None
 
-from .client import McpTools, http, stdio
+from .client import McpTools, from_spec, http, list_tools, stdio
 from .mapping import annotations_from_effects, effects_from_mcp_annotations
 
-__all__ = ["McpTools", "annotations_from_effects", "effects_from_mcp_annotations", "http", "stdio"]
+__all__ = [
+    "McpTools",
+    "annotations_from_effects",
+    "effects_from_mcp_annotations",
+    "from_spec",
+    "http",
+    "list_tools",
+    "stdio",
+]

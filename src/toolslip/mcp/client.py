@@ -13,8 +13,10 @@ by Ctrl-C: the SDK closes stdin, waits, then kills the server's process group, a
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -36,7 +38,7 @@ from ..errors import ConfigError, McpError, ToolError
 from ..tools import Tool, Toolbox, ToolLike, ToolOutput
 from .mapping import content_from_mcp, effects_from_mcp_tool, matches
 
-__all__ = ["McpTools", "http", "stdio"]
+__all__ = ["McpTools", "from_spec", "http", "list_tools", "stdio"]
 
 _GUARD = str(Path(__file__).with_name("_guard.py"))
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -62,7 +64,6 @@ class McpTools(Toolbox):
         exclude: Sequence[str] | None = None,
         timeout: float | None = 60.0,
         connect_timeout: float = 30.0,
-        stderr: IO[bytes] | None = None,
     ) -> None:
         super().__init__()
         self.label = label
@@ -74,11 +75,12 @@ class McpTools(Toolbox):
         self.list_count = 0
         """How many times the tool list was fetched (once, plus once per change notification)."""
         self._connect = connect
-        self._stderr = stderr
+        self._stderr: IO[bytes] | None = None
+        """A temporary file the server's stderr goes to (stdio servers), kept until the block ends."""
         self._client: Client | None = None
-        self._owner: anyio.abc.TaskGroup | None = None
+        self._owner: asyncio.Task[None] | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._closing = anyio.Event()
+        self._closing = asyncio.Event()
         self._stale = self._refreshing = False
 
     # --- the tool source ----------------------------------------------------------------------
@@ -87,35 +89,37 @@ class McpTools(Toolbox):
         if self._owner is not None:
             raise McpError(f"MCP server {self.label!r} is already connected; enter it once")
         # The connection lives in a task of its own, so the SDK's cancel scopes are entered and left in
-        # one task whatever the caller does, and a connect timeout can cancel it cleanly.
-        owner = anyio.create_task_group()
-        await owner.__aenter__()
-        self._closing = anyio.Event()
+        # one task whatever the caller does, and stopping can be shielded from the caller's cancellation.
+        self._closing = asyncio.Event()
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._owner = asyncio.create_task(self._serve(ready), name=f"MCP server {self.label}")
         try:
-            with anyio.fail_after(self.connect_timeout):
-                await owner.start(self._serve)
+            await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout)
         except BaseException as exc:
-            owner.cancel_scope.cancel()
-            await owner.__aexit__(None, None, None)
-            if isinstance(exc, TimeoutError):
-                raise McpError(self._describe(f"did not answer within {self.connect_timeout:g} s")) from None
-            if isinstance(exc, Exception) and not isinstance(exc, McpError):
-                raise McpError(self._describe(f"could not connect: {_reason(exc)}")) from None
-            raise
-        self._owner = owner
+            self._owner.cancel()
+            try:
+                await self._stop()
+                if isinstance(exc, TimeoutError):
+                    raise McpError(self._describe(f"did not answer within {self.connect_timeout:g} s")) from None
+                if isinstance(exc, Exception) and not isinstance(exc, McpError):
+                    raise McpError(self._describe(f"could not connect: {_reason(exc)}")) from None
+                raise
+            finally:
+                self._close_stderr()
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
-        owner, self._owner = self._owner, None
-        self._closing.set()
+    async def __aexit__(self, *exc_info: object) -> None:
         try:
-            if owner is not None:
-                await owner.__aexit__(*exc_info)
+            await self._stop()
         finally:
-            if self._stderr is not None:
-                self._stderr.close()
+            self._close_stderr()
 
-    async def _serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    def _close_stderr(self) -> None:
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    async def _serve(self, ready: asyncio.Future[None]) -> None:
         try:
             async with AsyncExitStack() as stack:
                 self._client = await self._connect(stack, self)
@@ -124,16 +128,35 @@ class McpTools(Toolbox):
                     caps = self._client.server_capabilities.tools
                     if self._modern and caps is not None and caps.list_changed:
                         await self._tasks.start(self._listen)
-                    task_status.started()
+                    ready.set_result(None)
                     await self._closing.wait()
                     self._tasks.cancel_scope.cancel()
+        except BaseException as exc:
+            if ready.done():
+                raise
+            ready.set_exception(exc)
         finally:
             self._client, self._tasks, self._tools = None, None, {}
+
+    async def _stop(self) -> None:
+        """Stop the server and wait until it is gone, even if the caller is cancelled meanwhile."""
+        owner, self._owner = self._owner, None
+        self._closing.set()
+        cancelled = False
+        while owner is not None and not owner.done():
+            try:
+                await asyncio.shield(owner)
+            except asyncio.CancelledError:
+                cancelled = cancelled or not owner.done()
+            except Exception:  # noqa: S110  (the server died; its calls already said so)
+                pass
+        if cancelled:
+            raise asyncio.CancelledError
 
     @property
     def stderr(self) -> str:
         """The last lines the server wrote to stderr (stdio servers only)."""
-        if self._stderr is None or self._stderr.closed:
+        if self._stderr is None:
             return ""
         fd = self._stderr.fileno()
         size = os.fstat(fd).st_size
@@ -289,11 +312,11 @@ def stdio(
         env=dict(env or {}),
         cwd=cwd,
     )
-    stderr = tempfile.TemporaryFile()
 
     async def connect(stack: AsyncExitStack, source: McpTools) -> Client:
+        source._stderr = tempfile.TemporaryFile()
         # The SDK types errlog as TextIO but only hands its file descriptor to the subprocess.
-        transport = stdio_client(params, errlog=cast(TextIO, stderr))
+        transport = stdio_client(params, errlog=cast(TextIO, source._stderr))
         client = Client(transport, message_handler=source._on_message, mode=protocol)
         return await stack.enter_async_context(client)
 
@@ -305,7 +328,6 @@ def stdio(
         exclude=exclude,
         timeout=timeout,
         connect_timeout=connect_timeout,
-        stderr=stderr,
     )
 
 
@@ -348,3 +370,27 @@ def http(
         timeout=timeout,
         connect_timeout=connect_timeout,
     )
+
+
+def from_spec(spec: str, **options: Any) -> McpTools:
+    """A server from one string, as the command line takes it: an ``http(s)://`` URL or a command line.
+
+    ``from_spec("uvx mcp-server-time --local-timezone UTC")`` is ``stdio("uvx", "mcp-server-time", ...)``
+    (split like a POSIX shell would); ``options`` are those of :func:`stdio` / :func:`http`.
+    """
+    if spec.startswith(("http://", "https://")):
+        return http(spec, **options)
+    try:
+        argv = shlex.split(spec)
+    except ValueError as exc:
+        raise ConfigError(f"MCP server command {spec!r} cannot be split into words: {exc}") from None
+    if not argv:
+        raise ConfigError("MCP server command is empty; give a command line or an http(s):// URL")
+    return stdio(argv[0], *argv[1:], **options)
+
+
+async def list_tools(spec: str, **options: Any) -> list[Tool]:
+    """Connect, list the server's tools and disconnect: their names, schemas and effects, for lint or a
+    listing. Their functions cannot be called afterwards (the server is gone)."""
+    async with from_spec(spec, **options) as source:
+        return list(source)
