@@ -3,6 +3,7 @@
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 from toolslip import Image, ToolError, tool
@@ -24,6 +25,15 @@ async def slow(seconds: float) -> str:
     except asyncio.CancelledError:
         _mark("cancelled")
         raise
+    _mark("finished")
+    return f"slept {seconds}"
+
+
+@tool(effects="read_only")
+def slow_sync(seconds: float) -> str:
+    """Block a worker thread, as a CPU-bound or blocking tool does; the server cannot stop it early."""
+    _mark(f"started {os.getpid()}")
+    time.sleep(seconds)
     _mark("finished")
     return f"slept {seconds}"
 
