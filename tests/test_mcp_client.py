@@ -5,7 +5,6 @@ the dev extra), and tests/mcp_servers/fixture_server.py written with the SDK's M
 """
 
 import asyncio
-import subprocess
 import sys
 from pathlib import Path
 
@@ -68,7 +67,10 @@ async def test_served_tools_keep_their_declaration_and_effects():
         for name in local.names:
             assert remote[name].description == local[name].description
             assert remote[name].parameters == local[name].parameters
-            assert (remote[name].effects, remote[name].trusted_output) == (local[name].effects, local[name].trusted_output)
+            assert (remote[name].effects, remote[name].trusted_output) == (
+                local[name].effects,
+                local[name].trusted_output,
+            )
         # Validation happens on both sides; the server's coercion error reaches the model intact.
         bad = await run_call(remote, "fx", amount=1, currency="GBP")
         assert bad.is_error and "currency" in bad.content
@@ -82,9 +84,13 @@ async def test_third_party_time_server_with_prefix_filter_and_cache():
         assert clock.remote_names == {"time_convert_time": "convert_time"}
         tool = clock["time_convert_time"]
         assert tool.effects == {Effect.READ_ONLY} and tool.trusted_output  # readOnlyHint, openWorldHint=false
-        ok = await run_call(clock, "time_convert_time", source_timezone="UTC", time="00:00", target_timezone="Asia/Tokyo")
+        ok = await run_call(
+            clock, "time_convert_time", source_timezone="UTC", time="00:00", target_timezone="Asia/Tokyo"
+        )
         assert not ok.is_error and '"time_difference": "+9.0h"' in ok.content and "T09:00:00+09:00" in ok.content
-        bad = await run_call(clock, "time_convert_time", source_timezone="Mars/Olympus", time="00:00", target_timezone="UTC")
+        bad = await run_call(
+            clock, "time_convert_time", source_timezone="Mars/Olympus", time="00:00", target_timezone="UTC"
+        )
         assert bad.is_error and "Mars/Olympus" in bad.content
         missing = await run_call(clock, "time_convert_time", source_timezone="UTC")
         assert missing.is_error and "'time' is a required property" in missing.content  # checked before sending
@@ -155,13 +161,12 @@ async def test_the_server_is_stopped_when_the_block_raises():
 
 
 async def test_streamable_http_server_and_client():
-    server = subprocess.Popen(
-        [sys.executable, "-m", "toolslip.cli", "mcp-serve", EXPENSES, "--http", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
+    server = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "toolslip.cli", "mcp-serve", EXPENSES, "--http", "--port", "0"],
+        stdout=asyncio.subprocess.PIPE,
     )
     try:
-        line = await asyncio.to_thread(server.stdout.readline)
+        line = (await server.stdout.readline()).decode()
         url = line.split(" at ")[1].strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         async with tm.http(url, headers={"X-Test": "1"}, prefix="x_") as remote:
@@ -169,8 +174,7 @@ async def test_streamable_http_server_and_client():
             assert (await run_call(remote, "x_calc", expr="(12+8)*3")).content == "60"
     finally:
         server.terminate()
-        server.wait(10)
-        server.stdout.close()
+        await server.wait()
 
 
 async def test_clear_errors_for_misuse():

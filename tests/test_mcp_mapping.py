@@ -21,7 +21,11 @@ E = Effect
         (mt.ToolAnnotations(read_only_hint=True, destructive_hint=True, open_world_hint=False), {E.READ_ONLY}, True),
         (mt.ToolAnnotations(destructive_hint=False, open_world_hint=False), {E.SIDE_EFFECT}, True),
         (mt.ToolAnnotations(idempotent_hint=True, destructive_hint=False), {E.IDEMPOTENT, E.EGRESS}, False),
-        (mt.ToolAnnotations(read_only_hint=False, idempotent_hint=True), {E.IDEMPOTENT, E.DESTRUCTIVE, E.EGRESS}, False),
+        (
+            mt.ToolAnnotations(read_only_hint=False, idempotent_hint=True),
+            {E.IDEMPOTENT, E.DESTRUCTIVE, E.EGRESS},
+            False,
+        ),
     ],
 )
 def test_annotations_become_effects(hints, effects, trusted):
@@ -30,7 +34,13 @@ def test_annotations_become_effects(hints, effects, trusted):
 
 @pytest.mark.parametrize(
     "declared",
-    [["read_only"], ["side_effect"], ["idempotent", "destructive"], ["side_effect", "egress"], ["destructive", "side_effect"]],
+    [
+        ["read_only"],
+        ["side_effect"],
+        ["idempotent", "destructive"],
+        ["side_effect", "egress"],
+        ["destructive", "side_effect"],
+    ],
 )
 @pytest.mark.parametrize("trusted", [True, False])
 def test_toolslip_effects_survive_a_round_trip_through_meta(declared, trusted):
@@ -56,7 +66,9 @@ def test_hints_written_for_other_clients_are_conservative_and_honest():
     # Untrusted output is reported as open world, so a client's injection gate looks at it.
     assert annotations_from_effects(frozenset({E.READ_ONLY}), trusted_output=False).open_world_hint is True
     # Without toolslip's _meta, a client reading only the hints gets the same read-only, trusted tool back.
-    only_hints = mt.Tool(name="t", input_schema={"type": "object"}, annotations=annotations_from_effects(frozenset({E.READ_ONLY}), True))
+    only_hints = mt.Tool(
+        name="t", input_schema={"type": "object"}, annotations=annotations_from_effects(frozenset({E.READ_ONLY}), True)
+    )
     assert effects_from_mcp_tool(only_hints) == (frozenset({E.READ_ONLY}), True)
 
 
@@ -79,7 +91,11 @@ def test_content_from_mcp_keeps_single_text_as_a_string_and_structured_only_as_j
 def test_content_to_mcp_maps_text_images_and_image_urls():
     assert content_to_mcp("x") == [mt.TextContent(text="x")]
     blocks = content_to_mcp(
-        (Text(text="a"), Image(media_type="image/png", data="AAAA"), Image(media_type="image/jpeg", url="https://x/y.jpg"))
+        (
+            Text(text="a"),
+            Image(media_type="image/png", data="AAAA"),
+            Image(media_type="image/jpeg", url="https://x/y.jpg"),
+        )
     )
     assert blocks[0] == mt.TextContent(text="a")
     assert blocks[1] == mt.ImageContent(data="AAAA", mime_type="image/png")

@@ -12,10 +12,10 @@
     └── ScriptExhausted        a scripted test model was asked for more turns than it was given
 
 Failures of a *tool call* (bad arguments, unknown tool, exception, timeout) are not exceptions: the loop
-turns them into error results the model sees, so it can correct itself. A tool that wants to say "this
-failed, and here is exactly what the model should read" raises :class:`ToolError`: its content becomes
-the error result verbatim, without the ``failed: ExceptionName:`` prefix a stray exception gets. A hit step limit is not an
-exception either: it is ``RunResult.stop_reason == "max_steps"``.
+turns them into error results the model sees, so it can correct itself. A tool that wants to say
+"this failed, and here is exactly what the model should read" raises :class:`ToolError`: its content
+becomes the error result verbatim, without the ``failed: ExceptionName:`` prefix a stray exception gets.
+A hit step limit is not an exception either: it is ``RunResult.stop_reason == "max_steps"``.
 """
 
 from __future__ import annotations
@@ -93,7 +93,9 @@ class ToolError(ToolslipError):
 
     def __init__(self, content: str | tuple[Text | Image, ...]) -> None:
         self.content = content
-        super().__init__(content if isinstance(content, str) else " ".join(getattr(p, "text", "[image]") for p in content))
+        super().__init__(
+            content if isinstance(content, str) else " ".join(getattr(p, "text", "[image]") for p in content)
+        )
 
 
 class ScriptExhausted(ToolslipError):

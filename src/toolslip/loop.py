@@ -257,7 +257,9 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
     except ArgumentError as exc:
         return error(f"{exc}. Fix these arguments and call {tool.name} again.")
     except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
-        return ToolResult(call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output)
+        return ToolResult(
+            call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output
+        )
     except TimeoutError:
         return error(f"{tool.name} timed out after {tool.timeout:g} s and was cancelled.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash

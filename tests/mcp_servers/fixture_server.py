@@ -33,7 +33,9 @@ def everything() -> CallToolResult:
             ImageContent(data=PNG, mime_type="image/png"),
             EmbeddedResource(resource=TextResourceContents(uri="file:///notes.txt", text="the notes")),
             EmbeddedResource(resource=BlobResourceContents(uri="file:///logo.png", blob=PNG, mime_type="image/png")),
-            EmbeddedResource(resource=BlobResourceContents(uri="file:///a.bin", blob="AAAA", mime_type="application/zip")),
+            EmbeddedResource(
+                resource=BlobResourceContents(uri="file:///a.bin", blob="AAAA", mime_type="application/zip")
+            ),
             AudioContent(data="AAAA", mime_type="audio/wav"),
             ResourceLink(name="report", uri="https://example.invalid/report.pdf", description="the full report"),
         ]
@@ -46,7 +48,11 @@ def delete_everything(confirm: bool) -> str:
     return "nothing was deleted; this is a test server"
 
 
-@server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
+@server.tool(
+    annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+)
 def set_flag(value: bool) -> CallToolResult:
     """An idempotent, closed-world write that fails when asked to."""
     if not value:

@@ -33,8 +33,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def estimate_tokens(tool: Tool) -> int:
     """Tokens of the declaration as compact JSON, estimated (no tokenizer needed)."""
-    text = json.dumps({"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-                      ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(
+        {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
     cjk = len(_CJK.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 3.6)
 
@@ -42,33 +45,36 @@ def estimate_tokens(tool: Tool) -> int:
 def _handle(args: argparse.Namespace) -> int:
     if args.file is None and not args.mcp:
         raise ConfigError("give a tools file, --mcp CMD, or both")
-    rows = asyncio.run(_collect(args))
+    listed = asyncio.run(_collect(args))
     if args.json:
+        rows = [
+            {
+                "name": t.name,
+                "effects": sorted(e.value for e in t.effects),
+                "trusted_output": t.trusted_output,
+                "tokens": estimate_tokens(t),
+                "source": source,
+            }
+            for t, source in listed
+        ]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return EXIT_OK
-    width = max(len(r["name"]) for r in rows) if rows else 4
+    width = max([4, *(len(t.name) for t, _ in listed)])
     print(f"{'NAME':<{width}}  {'EFFECTS':<24}  {'OUTPUT':<9}  {'~TOKENS':>7}  SOURCE")
-    for r in rows:
-        output = "trusted" if r["trusted_output"] else "untrusted"
-        print(f"{r['name']:<{width}}  {','.join(r['effects']):<24}  {output:<9}  {r['tokens']:>7}  {r['source']}")
-    print(f"total: {len(rows)} tools, ~{sum(r['tokens'] for r in rows)} tokens of declarations per request")
+    for t, source in listed:
+        effects = ",".join(sorted(e.value for e in t.effects))
+        output = "trusted" if t.trusted_output else "untrusted"
+        print(f"{t.name:<{width}}  {effects:<24}  {output:<9}  {estimate_tokens(t):>7}  {source}")
+    total = sum(estimate_tokens(t) for t, _ in listed)
+    print(f"total: {len(listed)} tools, ~{total} tokens of declarations per request")
     return EXIT_OK
 
 
-async def _collect(args: argparse.Namespace) -> list[dict[str, object]]:
+async def _collect(args: argparse.Namespace) -> list[tuple[Tool, str]]:
     listed: list[tuple[Tool, str]] = []
     if args.file is not None:
         listed += [(t, args.file) for t in load_tools_file(args.file)]
     async with mcp_sources(args) as servers:
         for server in servers:
             listed += [(t, f"mcp: {server.label}") for t in server]
-    return [
-        {
-            "name": t.name,
-            "effects": sorted(e.value for e in t.effects),
-            "trusted_output": t.trusted_output,
-            "tokens": estimate_tokens(t),
-            "source": source,
-        }
-        for t, source in listed
-    ]
+    return listed

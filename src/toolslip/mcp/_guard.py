@@ -39,6 +39,7 @@ def _watch_parent(agent: int) -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) == 0:
             return
+
     def poll() -> None:
         while os.getppid() == agent:
             time.sleep(0.25)
@@ -65,6 +66,7 @@ def main(argv: list[str]) -> int:
         os.dup2(null, 1)
         return child.wait()
     except _Stop as stop:
+        received: int = stop.args[0]
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(signum, signal.SIG_IGN)
         os.killpg(0, signal.SIGTERM)
@@ -72,7 +74,7 @@ def main(argv: list[str]) -> int:
         while time.monotonic() < deadline and _children_left():
             time.sleep(0.02)
         os.killpg(0, signal.SIGKILL)  # stragglers the server spawned, and the guard itself
-        return 128 + stop.args[0]
+        return 128 + received
 
 
 def _children_left() -> bool:
@@ -81,6 +83,7 @@ def _children_left() -> bool:
     except ChildProcessError:
         return False
     return True
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

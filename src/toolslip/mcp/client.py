@@ -20,7 +20,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
@@ -148,7 +148,7 @@ class McpTools(Toolbox):
                 await asyncio.shield(owner)
             except asyncio.CancelledError:
                 cancelled = cancelled or not owner.done()
-            except Exception:  # noqa: S110  (the server died; its calls already said so)
+            except Exception:  # the server died; its calls already said so
                 pass
         if cancelled:
             raise asyncio.CancelledError
@@ -169,7 +169,7 @@ class McpTools(Toolbox):
             "combine it with local tools in a new Toolbox([server, tool, ...])"
         )
 
-    def __iter__(self):  # type: ignore[no-untyped-def]  # Toolbox.__iter__'s Iterator[Tool]
+    def __iter__(self) -> Iterator[Tool]:
         self._require_connected()
         return super().__iter__()
 
@@ -190,7 +190,9 @@ class McpTools(Toolbox):
                 break
         self.list_count += 1
         tools = [self._make_tool(t) for t in listed if self._wanted(t.name)]
-        self.remote_names = {t.name: r.name for t, r in zip(tools, (x for x in listed if self._wanted(x.name)), strict=True)}
+        self.remote_names = {
+            t.name: r.name for t, r in zip(tools, (x for x in listed if self._wanted(x.name)), strict=True)
+        }
         self._tools = {t.name: t for t in tools}  # one assignment: a run in progress sees old or new
 
     def _wanted(self, name: str) -> bool:

@@ -107,7 +107,9 @@ def _part(block: mt.ContentBlock) -> Text | Image:
             return Text(text=f"[resource {res.uri}]\n{res.text}")
         if (res.mime_type or "").startswith("image/"):
             return Image(media_type=res.mime_type or "", data=res.blob)
-        return Text(text=f"[resource {res.uri} ({res.mime_type or 'binary'}, {len(res.blob) * 3 // 4} bytes) not shown]")
+        return Text(
+            text=f"[resource {res.uri} ({res.mime_type or 'binary'}, {len(res.blob) * 3 // 4} bytes) not shown]"
+        )
     if isinstance(block, mt.AudioContent):
         return Text(text=f"[audio ({block.mime_type}, {len(block.data) * 3 // 4} bytes) not shown]")
     about = f": {block.description}" if block.description else ""
