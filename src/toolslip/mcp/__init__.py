@@ -16,8 +16,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 
     raise ConfigError("toolslip.mcp needs the MCP SDK: pip install 'toolslip[mcp]'") from None
 
-from .client import McpTools, from_spec, http, list_tools, stdio
+from .client import McpTools
 from .mapping import annotations_from_effects, effects_from_mcp_annotations
+from .transports import from_spec, http, list_tools, stdio
 
 __all__ = [
     "McpTools",

@@ -1,10 +1,11 @@
 """MCP servers as tool sources: a live :class:`~toolslip.Toolbox` whose tools call the server.
 
-``async with stdio("uvx", "mcp-server-time") as time_tools:`` starts the server, lists its tools once and
-keeps them; every :class:`~toolslip.Tool` it holds is an ordinary tool whose function sends
-``tools/call``, so the loop, hooks, timeouts and approval treat it like a local one. The list is fetched
-again only when the server says it changed (``notifications/tools/list_changed``, or a
-``subscriptions/listen`` event on 2026-07-28 connections).
+``async with stdio("uvx", "mcp-server-time") as time_tools:`` (see :mod:`toolslip.mcp.transports`)
+starts the server, lists its tools once and keeps them; every :class:`~toolslip.Tool` it holds is an
+ordinary tool whose function sends ``tools/call``, so the loop, hooks, timeouts and approval treat it
+like a local one. The list is fetched again only when the server says it changed
+(``notifications/tools/list_changed`` in the handshake era, a ``subscriptions/listen`` event on
+2026-07-28 connections).
 
 Leaving the block always stops the server, whether the block ended normally, raised, or was cancelled
 by Ctrl-C: the SDK closes stdin, waits, then kills the server's process group, and a small guard process
@@ -16,21 +17,14 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shlex
-import shutil
-import sys
-import tempfile
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack
-from pathlib import Path
-from typing import IO, Any, TextIO, cast
+from typing import IO, Any
 
 import anyio
 import anyio.abc
 import mcp_types as mt
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.stdio import get_default_environment, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import Client, MCPError
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -38,12 +32,12 @@ from ..errors import ConfigError, McpError, ToolError
 from ..tools import Tool, Toolbox, ToolLike, ToolOutput
 from .mapping import content_from_mcp, effects_from_mcp_tool, matches
 
-__all__ = ["McpTools", "from_spec", "http", "list_tools", "stdio"]
+__all__ = ["Connect", "McpTools"]
 
-_GUARD = str(Path(__file__).with_name("_guard.py"))
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _STDERR_TAIL = 2000
-_Connect = Callable[[AsyncExitStack, "McpTools"], Awaitable[Client]]
+Connect = Callable[[AsyncExitStack, "McpTools"], Awaitable[Client]]
+"""Opens the transport and the SDK client on the stack (which closes them), for one connection."""
 
 
 class McpTools(Toolbox):
@@ -57,7 +51,7 @@ class McpTools(Toolbox):
     def __init__(
         self,
         label: str,
-        connect: _Connect,
+        connect: Connect,
         *,
         prefix: str = "",
         include: Sequence[str] | None = None,
@@ -277,122 +271,3 @@ def _reason(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     return str(exc) or type(exc).__name__
-
-
-def stdio(
-    command: str,
-    *args: str,
-    env: Mapping[str, str] | None = None,
-    cwd: str | Path | None = None,
-    prefix: str = "",
-    include: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    timeout: float | None = 60.0,
-    connect_timeout: float = 30.0,
-    protocol: str = "auto",
-) -> McpTools:
-    """An MCP server started as a subprocess speaking stdio: ``stdio("uvx", "mcp-server-time")``.
-
-    Args:
-        env: extra environment variables; the server otherwise gets only a safe minimum (HOME, PATH,
-            ...), never your API keys.
-        prefix: prepended to every tool name, to keep two servers' names apart.
-        include: tool names or globs to keep (all when ``None``); ``exclude``: names or globs to drop.
-        timeout: seconds a call may take before it is cancelled (the server is told) and the model
-            gets a timeout error.
-        protocol: ``"auto"`` (2026-07-28 when the server speaks it, else the handshake era) or
-            ``"legacy"`` to force the handshake era.
-    """
-    path = (env or {}).get("PATH", get_default_environment().get("PATH"))
-    found = shutil.which(command, path=path)
-    if found is None:
-        raise ConfigError(f"MCP server command {command!r} was not found on PATH; give its full path")
-    guarded = os.name == "posix"
-    params = StdioServerParameters(
-        command=sys.executable if guarded else found,
-        args=["-I", "-S", _GUARD, str(os.getpid()), found, *args] if guarded else list(args),
-        env=dict(env or {}),
-        cwd=cwd,
-    )
-
-    async def connect(stack: AsyncExitStack, source: McpTools) -> Client:
-        source._stderr = tempfile.TemporaryFile()
-        # The SDK types errlog as TextIO but only hands its file descriptor to the subprocess.
-        transport = stdio_client(params, errlog=cast(TextIO, source._stderr))
-        client = Client(transport, message_handler=source._on_message, mode=protocol)
-        return await stack.enter_async_context(client)
-
-    return McpTools(
-        " ".join([command, *args]),
-        connect,
-        prefix=prefix,
-        include=include,
-        exclude=exclude,
-        timeout=timeout,
-        connect_timeout=connect_timeout,
-    )
-
-
-def http(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    prefix: str = "",
-    include: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    timeout: float | None = 60.0,
-    connect_timeout: float = 30.0,
-    protocol: str = "auto",
-) -> McpTools:
-    """A remote MCP server over streamable HTTP: ``http("https://example.com/mcp", headers={...})``.
-
-    ``headers`` go with every request (e.g. ``Authorization``); the other arguments are as for
-    :func:`stdio`.
-    """
-    if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"MCP server URL {url!r} must start with http:// or https://")
-
-    async def connect(stack: AsyncExitStack, source: McpTools) -> Client:
-        import httpx2
-
-        # The SDK's own defaults: 30 s to connect or write, 300 s to read a held-open event stream.
-        http_client = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=dict(headers or {}), timeout=httpx2.Timeout(30.0, read=300.0))
-        )
-        transport = streamable_http_client(url, http_client=http_client)
-        client = Client(transport, message_handler=source._on_message, mode=protocol)
-        return await stack.enter_async_context(client)
-
-    return McpTools(
-        url,
-        connect,
-        prefix=prefix,
-        include=include,
-        exclude=exclude,
-        timeout=timeout,
-        connect_timeout=connect_timeout,
-    )
-
-
-def from_spec(spec: str, **options: Any) -> McpTools:
-    """A server from one string, as the command line takes it: an ``http(s)://`` URL or a command line.
-
-    ``from_spec("uvx mcp-server-time --local-timezone UTC")`` is ``stdio("uvx", "mcp-server-time", ...)``
-    (split like a POSIX shell would); ``options`` are those of :func:`stdio` / :func:`http`.
-    """
-    if spec.startswith(("http://", "https://")):
-        return http(spec, **options)
-    try:
-        argv = shlex.split(spec)
-    except ValueError as exc:
-        raise ConfigError(f"MCP server command {spec!r} cannot be split into words: {exc}") from None
-    if not argv:
-        raise ConfigError("MCP server command is empty; give a command line or an http(s):// URL")
-    return stdio(argv[0], *argv[1:], **options)
-
-
-async def list_tools(spec: str, **options: Any) -> list[Tool]:
-    """Connect, list the server's tools and disconnect: their names, schemas and effects, for lint or a
-    listing. Their functions cannot be called afterwards (the server is gone)."""
-    async with from_spec(spec, **options) as source:
-        return list(source)
