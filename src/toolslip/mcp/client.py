@@ -19,25 +19,44 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 import anyio
 import anyio.abc
 import mcp_types as mt
 from mcp import Client, MCPError
+from mcp.client import Transport
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from typing_extensions import Unpack
 
 from ..errors import ConfigError, McpError, ToolError
 from ..tools import Tool, Toolbox, ToolLike, ToolOutput
 from .mapping import content_from_mcp, effects_from_mcp_tool, matches
 
-__all__ = ["Connect", "McpTools"]
+__all__ = ["Connect", "McpTools", "SourceOptions"]
 
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _STDERR_TAIL = 2000
-Connect = Callable[[AsyncExitStack, "McpTools"], Awaitable[Client]]
-"""Opens the transport and the SDK client on the stack (which closes them), for one connection."""
+Connect = Callable[[AsyncExitStack, "McpTools"], Awaitable[Transport]]
+"""Opens what the transport needs on the stack (which closes it) and returns the transport."""
+
+
+class SourceOptions(TypedDict, total=False):
+    """Options every MCP server source takes (:func:`~toolslip.mcp.stdio`, :func:`~toolslip.mcp.http`)."""
+
+    prefix: str
+    """Prepended to every tool name, to keep two servers' names apart."""
+    include: Sequence[str] | None
+    """Tool names or globs to keep (all when ``None``), matched against the server's names."""
+    exclude: Sequence[str] | None
+    """Tool names or globs to drop."""
+    timeout: float | None
+    """Seconds a call may take before it is cancelled (the server is told); 60 by default."""
+    connect_timeout: float
+    """Seconds to start, connect and list the tools; 30 by default."""
+    protocol: str
+    """``"auto"`` (2026-07-28 when the server speaks it, else the handshake era) or ``"legacy"``."""
 
 
 class McpTools(Toolbox):
@@ -48,22 +67,15 @@ class McpTools(Toolbox):
     in a ``Toolbox([server, my_tool])`` (a snapshot of the current list).
     """
 
-    def __init__(
-        self,
-        label: str,
-        connect: Connect,
-        *,
-        prefix: str = "",
-        include: Sequence[str] | None = None,
-        exclude: Sequence[str] | None = None,
-        timeout: float | None = 60.0,
-        connect_timeout: float = 30.0,
-    ) -> None:
+    def __init__(self, label: str, connect: Connect, **options: Unpack[SourceOptions]) -> None:
         super().__init__()
         self.label = label
         """The command line or URL, used in every error message."""
-        self.prefix, self.include, self.exclude = prefix, include, exclude
-        self.timeout, self.connect_timeout = timeout, connect_timeout
+        self.prefix = options.get("prefix", "")
+        self.include, self.exclude = options.get("include"), options.get("exclude")
+        self.timeout = options.get("timeout", 60.0)
+        self.connect_timeout = options.get("connect_timeout", 30.0)
+        self.protocol = options.get("protocol", "auto")
         self.remote_names: dict[str, str] = {}
         """Our tool name -> the server's tool name (they differ by the prefix and unsafe characters)."""
         self.list_count = 0
@@ -116,7 +128,9 @@ class McpTools(Toolbox):
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         try:
             async with AsyncExitStack() as stack:
-                self._client = await self._connect(stack, self)
+                transport = await self._connect(stack, self)
+                client = Client(transport, message_handler=self._on_message, mode=self.protocol)
+                self._client = await stack.enter_async_context(client)
                 async with anyio.create_task_group() as self._tasks:
                     await self._load()
                     caps = self._client.server_capabilities.tools

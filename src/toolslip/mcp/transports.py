@@ -10,18 +10,20 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TextIO, cast
 
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
+from mcp.client import Transport
 from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from typing_extensions import Unpack
 
 from ..errors import ConfigError
 from ..tools import Tool
-from .client import McpTools
+from .client import McpTools, SourceOptions
 
 __all__ = ["from_spec", "http", "list_tools", "stdio"]
 
@@ -33,24 +35,13 @@ def stdio(
     *args: str,
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
-    prefix: str = "",
-    include: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    timeout: float | None = 60.0,
-    connect_timeout: float = 30.0,
-    protocol: str = "auto",
+    **options: Unpack[SourceOptions],
 ) -> McpTools:
     """An MCP server started as a subprocess speaking stdio: ``stdio("uvx", "mcp-server-time")``.
 
-    Args:
-        env: extra environment variables; the server otherwise gets only a safe minimum (HOME, PATH,
-            ...), never your API keys.
-        prefix: prepended to every tool name, to keep two servers' names apart.
-        include: tool names or globs to keep (all when ``None``); ``exclude``: names or globs to drop.
-        timeout: seconds a call may take before it is cancelled (the server is told) and the model
-            gets a timeout error.
-        protocol: ``"auto"`` (2026-07-28 when the server speaks it, else the handshake era) or
-            ``"legacy"`` to force the handshake era.
+    ``env`` adds environment variables: the server otherwise gets only a safe minimum (HOME, PATH, ...),
+    never your API keys. ``options``: ``prefix``, ``include``, ``exclude``, ``timeout``,
+    ``connect_timeout``, ``protocol`` (see :class:`~toolslip.mcp.client.SourceOptions`).
     """
     path = (env or {}).get("PATH", get_default_environment().get("PATH"))
     found = shutil.which(command, path=path)
@@ -64,70 +55,39 @@ def stdio(
         cwd=cwd,
     )
 
-    async def connect(stack: AsyncExitStack, source: McpTools) -> Client:
+    async def connect(stack: AsyncExitStack, source: McpTools) -> Transport:
         source._stderr = tempfile.TemporaryFile()
         # The SDK types errlog as TextIO but only hands its file descriptor to the subprocess.
-        transport = stdio_client(params, errlog=cast(TextIO, source._stderr))
-        client = Client(transport, message_handler=source._on_message, mode=protocol)
-        return await stack.enter_async_context(client)
+        return stdio_client(params, errlog=cast(TextIO, source._stderr))
 
-    return McpTools(
-        " ".join([command, *args]),
-        connect,
-        prefix=prefix,
-        include=include,
-        exclude=exclude,
-        timeout=timeout,
-        connect_timeout=connect_timeout,
-    )
+    return McpTools(" ".join([command, *args]), connect, **options)
 
 
-def http(
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    prefix: str = "",
-    include: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    timeout: float | None = 60.0,
-    connect_timeout: float = 30.0,
-    protocol: str = "auto",
-) -> McpTools:
+def http(url: str, *, headers: Mapping[str, str] | None = None, **options: Unpack[SourceOptions]) -> McpTools:
     """A remote MCP server over streamable HTTP: ``http("https://example.com/mcp", headers={...})``.
 
-    ``headers`` go with every request (e.g. ``Authorization``); the other arguments are as for
-    :func:`stdio`.
+    ``headers`` go with every request (e.g. ``Authorization``); ``options`` are as for :func:`stdio`.
     """
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"MCP server URL {url!r} must start with http:// or https://")
 
-    async def connect(stack: AsyncExitStack, source: McpTools) -> Client:
+    async def connect(stack: AsyncExitStack, source: McpTools) -> Transport:
         import httpx2
 
         # The SDK's own defaults: 30 s to connect or write, 300 s to read a held-open event stream.
         http_client = await stack.enter_async_context(
             httpx2.AsyncClient(headers=dict(headers or {}), timeout=httpx2.Timeout(30.0, read=300.0))
         )
-        transport = streamable_http_client(url, http_client=http_client)
-        client = Client(transport, message_handler=source._on_message, mode=protocol)
-        return await stack.enter_async_context(client)
+        return streamable_http_client(url, http_client=http_client)
 
-    return McpTools(
-        url,
-        connect,
-        prefix=prefix,
-        include=include,
-        exclude=exclude,
-        timeout=timeout,
-        connect_timeout=connect_timeout,
-    )
+    return McpTools(url, connect, **options)
 
 
-def from_spec(spec: str, **options: Any) -> McpTools:
+def from_spec(spec: str, **options: Unpack[SourceOptions]) -> McpTools:
     """A server from one string, as the command line takes it: an ``http(s)://`` URL or a command line.
 
     ``from_spec("uvx mcp-server-time --local-timezone UTC")`` is ``stdio("uvx", "mcp-server-time", ...)``
-    (split like a POSIX shell would); ``options`` are those of :func:`stdio` / :func:`http`.
+    (split like a POSIX shell would).
     """
     if spec.startswith(("http://", "https://")):
         return http(spec, **options)
@@ -140,8 +100,10 @@ def from_spec(spec: str, **options: Any) -> McpTools:
     return stdio(argv[0], *argv[1:], **options)
 
 
-async def list_tools(spec: str, **options: Any) -> list[Tool]:
-    """Connect, list the server's tools and disconnect: their names, schemas and effects, for lint or a
-    listing. Their functions cannot be called afterwards (the server is gone)."""
+async def list_tools(spec: str, **options: Unpack[SourceOptions]) -> list[Tool]:
+    """Connect, list the server's tools and disconnect: names, schemas and effects, for lint or a listing.
+
+    Their functions cannot be called afterwards: the server is gone.
+    """
     async with from_spec(spec, **options) as source:
         return list(source)
