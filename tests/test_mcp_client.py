@@ -184,6 +184,10 @@ async def test_clear_errors_for_misuse():
         tm.http("localhost:8000/mcp")
     with pytest.raises(McpError, match="not connected"):
         Toolbox([serve(EXPENSES)])
+    async with serve(EXPENSES) as expenses:
+        pass
+    with pytest.raises(McpError, match="not connected"):
+        await Agent(model=ScriptedModel(["never asked"]), tools=expenses).arun("q")
     with pytest.raises(McpError, match="could not connect.*No module named"):
         async with tm.stdio(sys.executable, "-m", "no_such_module_for_mcp"):
             pass

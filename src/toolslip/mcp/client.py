@@ -31,6 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from typing_extensions import Unpack
 
 from ..errors import ConfigError, McpError, ToolError
+from ..messages import ToolSpec
 from ..tools import Tool, Toolbox, ToolLike, ToolOutput
 from .mapping import content_from_mcp, effects_from_mcp_tool, matches
 
@@ -180,6 +181,10 @@ class McpTools(Toolbox):
     def __iter__(self) -> Iterator[Tool]:
         self._require_connected()
         return super().__iter__()
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        self._require_connected()  # an agent must not run on silently empty tools after the block ended
+        return super().specs()
 
     # --- listing ------------------------------------------------------------------------------
 
