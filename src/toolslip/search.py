@@ -1,0 +1,176 @@
+"""Tool search: find the few tools a request needs in a set too large to send whole.
+
+:class:`ToolIndex` is BM25 over each tool's name, description and parameter names/descriptions, with
+what made the difference on real tool sets (see ``benchmarks/tool_search.py``):
+
+* identifiers are split the way people write them: ``getOrderById``, ``get_order_by_id`` and
+  ``orders.get`` all yield their words, so a question that says "order" finds them;
+* words are lower-cased, stop words dropped and suffixes stripped by a light stemmer
+  ("calculating", "calculates", "calculation" meet at one stem);
+* Chinese, Japanese and Korean runs, which have no spaces, become overlapping character bigrams;
+* fields are weighted (a word in the name counts more than one in a parameter description) and
+  BM25's term scores are computed when the index is built, so a query only adds up numbers.
+
+It is pure Python with no dependency: an index of 10,000 tools builds in about a second and answers a
+query in well under a millisecond on one core.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Protocol
+
+__all__ = ["FIELD_WEIGHTS", "Hit", "ToolIndex", "terms"]
+
+
+class _Declared(Protocol):
+    """Anything with a tool's declaration: a :class:`~toolslip.tools.Tool` or a ``ToolSpec``."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
+
+
+FIELD_WEIGHTS: Mapping[str, float] = {"name": 3.0, "description": 1.0, "param_name": 1.0, "param_description": 0.5}
+"""How much one occurrence of a word counts in each field of a tool."""
+
+_STOP = frozenset(
+    """a an and are as at be been by can could do does for from get given has have how i if in into is it
+    its me my of on or our please should so than that the their them then there these this those to us
+    was we what when where which who whom will with would you your""".split()
+)
+# Identifier boundaries: "getHTTPResponse" -> get HTTP Response; digits stand alone.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORD = re.compile(r"[A-Za-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SUFFIXES = ("ational", "ations", "ation", "ings", "ing", "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    """A light suffix stripper: enough to make plural, -ing, -ed and -ation forms meet."""
+    if len(word) <= 3 or word.isdigit():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stem = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return stem + "y"
+            if suffix == "s" and word.endswith("ss"):
+                return word
+            if suffix in ("es", "ed", "er", "ers") and stem[-1] == stem[-2:-1]:  # "stopped" -> "stop"
+                return stem[:-1]
+            return stem.rstrip("e") if len(stem) > 3 else stem
+    return word.rstrip("e") if len(word) > 4 else word
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of ``text``: split identifiers, lower-cased, stop words out, stemmed; CJK bigrams."""
+    out: list[str] = []
+    for chunk in _WORD.findall(text):
+        if _CJK.match(chunk):
+            out.extend(chunk if len(chunk) == 1 else (chunk[i : i + 2] for i in range(len(chunk) - 1)))
+            continue
+        for piece in _CAMEL.findall(chunk):
+            word = piece.lower()
+            if word not in _STOP:
+                out.append(_stem(word))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result: the tool's name and its BM25 score (higher is better; comparable within a query)."""
+
+    name: str
+    score: float
+
+
+def _fields(tool: _Declared) -> Iterator[tuple[str, str]]:
+    yield "name", tool.name
+    yield "description", tool.description or ""
+    yield from _schema_fields(tool.parameters)
+
+
+def _schema_fields(schema: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[str, str]]:
+    """Parameter names and descriptions, nested objects and array items included (3 levels deep)."""
+    if depth > 3 or not isinstance(schema, Mapping):
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for pname, prop in properties.items():
+            yield "param_name", str(pname)
+            if isinstance(prop, Mapping):
+                if isinstance(prop.get("description"), str):
+                    yield "param_description", prop["description"]
+                yield from _schema_fields(prop, depth + 1)
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        yield from _schema_fields(items, depth + 1)
+
+
+class ToolIndex:
+    """A BM25 index over tool declarations; ``search(query, k)`` returns the best ``k`` tool names.
+
+    Args:
+        tools: tools or ``ToolSpec`` objects (anything with ``name``, ``description``, ``parameters``).
+        weights: per-field weights, see :data:`FIELD_WEIGHTS`.
+        analyzer: text -> index terms, for the tools and the queries alike (default :func:`terms`).
+        k1, b: the usual BM25 saturation and length-normalisation constants.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[_Declared],
+        *,
+        weights: Mapping[str, float] = FIELD_WEIGHTS,
+        analyzer: Callable[[str], list[str]] = terms,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        self._analyzer = analyzer
+        self.names: list[str] = []
+        docs: list[dict[str, float]] = []
+        for tool in tools:
+            tf: dict[str, float] = defaultdict(float)
+            for field, text in _fields(tool):
+                weight = weights.get(field, 0.0)
+                for term in analyzer(text):
+                    tf[term] += weight
+            self.names.append(tool.name)
+            docs.append(tf)
+        lengths = [sum(tf.values()) for tf in docs]
+        average = (sum(lengths) / len(lengths)) if lengths else 1.0
+        frequency: dict[str, int] = defaultdict(int)
+        for tf in docs:
+            for term in tf:
+                frequency[term] += 1
+        n = len(docs)
+        # Term scores are fixed once the index is built, so store them: a query only sums postings.
+        self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for doc_id, (tf, length) in enumerate(zip(docs, lengths, strict=True)):
+            norm = k1 * (1 - b + b * length / (average or 1.0))
+            for term, f in tf.items():
+                idf = math.log(1 + (n - frequency[term] + 0.5) / (frequency[term] + 0.5))
+                self._postings[term].append((doc_id, idf * f * (k1 + 1) / (f + norm)))
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        """The ``k`` best tools for ``query``, best first; tools sharing no term with it are never returned."""
+        scores: dict[int, float] = defaultdict(float)
+        for term in set(self._analyzer(query)):
+            for doc_id, score in self._postings.get(term, ()):
+                scores[doc_id] += score
+        best = heapq.nlargest(k, scores.items(), key=lambda item: (item[1], -item[0]))
+        return [Hit(self.names[doc_id], score) for doc_id, score in best]
