@@ -231,7 +231,9 @@ class Agent:
                 result, note = await execute_call(call, tool, self.tools), ""
         for hook in self.hooks:
             result = await hook.after_tool(ctx, call, tool, result)
-        ctx.event(ToolFinished(step=ctx.step, call=call, result=result, seconds=time.perf_counter() - started, note=note))
+        ctx.event(
+            ToolFinished(step=ctx.step, call=call, result=result, seconds=time.perf_counter() - started, note=note)
+        )
         return result
 
 
@@ -245,7 +247,8 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
         available = ", ".join(tools.names) or "(none)"
         return error(f"unknown tool {call.name!r}. Available tools: {available}. Call one of them by its exact name.")
     if call.arguments is None:
-        return error(f"the arguments are not a JSON object ({_json_problem(call.raw_arguments)}). Send the call again with arguments as one JSON object.")
+        problem = _json_problem(call.raw_arguments)
+        return error(f"the arguments are not a JSON object ({problem}). Send the call again with one JSON object.")
     try:
         if tool.timeout is not None:
             output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)

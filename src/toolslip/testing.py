@@ -26,7 +26,9 @@ _ids = itertools.count(1)
 
 def call(name: str, /, **arguments: Any) -> ToolCall:
     """A well-formed slip: ``call("fx", amount=320, currency="USD")``."""
-    return ToolCall(id=f"call_{next(_ids)}", name=name, arguments=arguments, raw_arguments=json.dumps(arguments, ensure_ascii=False))
+    return ToolCall(
+        id=f"call_{next(_ids)}", name=name, arguments=arguments, raw_arguments=json.dumps(arguments, ensure_ascii=False)
+    )
 
 
 def raw_call(name: str, raw_arguments: str) -> ToolCall:
@@ -119,7 +121,7 @@ class FunctionModel:
         turn = self.fn(request)
         if inspect.isawaitable(turn):
             turn = await turn
-        return to_response(turn)  # type: ignore[arg-type]
+        return to_response(turn)
 
 
 def last_results(request: Request) -> Mapping[str, str]:
@@ -128,4 +130,3 @@ def last_results(request: Request) -> Mapping[str, str]:
     if last is None or last.role != "tool":
         return {}
     return {r.call_id: r.text for r in last.tool_results}
-

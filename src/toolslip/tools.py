@@ -223,7 +223,9 @@ def _arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str
                 f"tool {tool_name!r}: *{param.name} cannot be described as JSON arguments; name each parameter"
             )
         if param.kind is param.POSITIONAL_ONLY:
-            raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {param.name!r} cannot be passed by name")
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: positional-only parameter {param.name!r} cannot be passed by name"
+            )
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         has_description = any(
@@ -235,7 +237,7 @@ def _arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str
         else:
             fields[param.name] = (annotation, default)
     try:
-        return pydantic.create_model(  # type: ignore[no-any-return, call-overload]
+        return pydantic.create_model(
             tool_name, __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields
         )
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
@@ -303,7 +305,10 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
             if key in stack or key not in defs:
                 recursive.add(key)
                 return node
-            merged = {**walk(defs[key], False, (*stack, key)), **{k: walk(v, False, stack) for k, v in node.items() if k != "$ref"}}
+            merged = {
+                **walk(defs[key], False, (*stack, key)),
+                **{k: walk(v, False, stack) for k, v in node.items() if k != "$ref"},
+            }
             return merged
         return {k: walk(v, k == "properties", stack) for k, v in node.items() if k != "title"}
 
@@ -364,4 +369,3 @@ def as_toolbox(tools: Toolbox | Iterable[ToolLike | Toolbox] | None) -> Toolbox:
     if isinstance(tools, Toolbox):
         return tools
     return Toolbox(tools or ())
-

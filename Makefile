@@ -1,0 +1,33 @@
+# One task runner for people and CI. `make run` and `make test` are the README's quick start.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+EXTRAS := dev
+QUESTION ?= What's the weather in Beijing?
+
+.PHONY: venv run test check bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# Reinstall only when the dependency list changes.
+$(VENV)/.installed-$(EXTRAS): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
+	touch $@
+
+venv: $(VENV)/.installed-$(EXTRAS)
+
+run: venv
+	$(BIN)/toolslip run examples/weather.py "$(QUESTION)"
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+check: venv
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
