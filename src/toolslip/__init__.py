@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .search import ToolIndex, ToolSearch
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
@@ -64,7 +65,9 @@ _LAZY: dict[str, str] = {
     "ToolAnswer": "hooks",
     "ToolCall": "messages",
     "ToolDefinitionError": "errors",
+    "ToolIndex": "search",
     "ToolResult": "messages",
+    "ToolSearch": "search",
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",

@@ -11,8 +11,9 @@ what made the difference on real tool sets (see ``benchmarks/tool_search.py``):
 * fields are weighted (a word in the name counts more than one in a parameter description) and
   BM25's term scores are computed when the index is built, so a query only adds up numbers.
 
-It is pure Python with no dependency: an index of 10,000 tools builds in about a second and answers a
-query in well under a millisecond on one core.
+It is pure Python with no dependency. :class:`ToolSearch` is the loop's ``tool_search`` mode built on it:
+the model first sees only a search tool (plus any pinned tools) and the tools it finds are offered from the
+next step on, as Anthropic's tool search defers loading.
 """
 
 from __future__ import annotations
@@ -22,11 +23,18 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["FIELD_WEIGHTS", "Hit", "ToolIndex", "terms"]
+from .errors import ToolDefinitionError
+from .hooks import Hook, RunContext, ToolAnswer
+from .messages import Request, ToolCall, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from .tools import Tool
+
+__all__ = ["FIELD_WEIGHTS", "Hit", "ToolIndex", "ToolSearch", "terms"]
 
 
 class _Declared(Protocol):
@@ -174,3 +182,76 @@ class ToolIndex:
                 scores[doc_id] += score
         best = heapq.nlargest(k, scores.items(), key=lambda item: (item[1], -item[0]))
         return [Hit(self.names[doc_id], score) for doc_id, score in best]
+
+
+class ToolSearch(Hook):
+    """The ``tool_search`` mode: offer a search tool instead of the whole set, and add what it finds.
+
+    On every step the model is offered the search tool, the ``pinned`` tools and every tool found so far
+    in this run. A call to the search tool is answered by the hook from ``toolbox.search`` (it never
+    reaches a tool function); the tools it returns are offered from the next step on. A call to a tool
+    that exists but was not found yet still runs (the model guessed its name right) and is then offered
+    like a found one.
+
+    Args:
+        pinned: names of tools offered from the first step, e.g. the one or two used in most runs.
+        k: how many tools one search returns.
+        name: the search tool's name; it must not be the name of one of the agent's tools.
+    """
+
+    def __init__(self, *, pinned: Iterable[str] = (), k: int = 5, name: str = "tool_search") -> None:
+        self.pinned = tuple(pinned)
+        self.k = k
+        self.spec = ToolSpec(
+            name=name,
+            description=(
+                "Search the available tools by what you want to do. Only the tools you have found (and a few "
+                "always offered) can be called, so use this first whenever no offered tool fits the task. "
+                f"Returns up to {k} tools with their descriptions; they become callable from your next step. "
+                "No match returns an empty list: search again with other words, never invent a tool name."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "The action and its object in a few words, e.g. 'convert currency'.",
+                    }
+                },
+                "required": ["query"],
+            },
+        )
+
+    def _found(self, ctx: RunContext) -> list[str]:
+        found: list[str] = ctx.state.setdefault(f"tool_search:{self.spec.name}", [])
+        return found
+
+    async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
+        if self.spec.name in ctx.tools:
+            raise ToolDefinitionError(f"a tool is named {self.spec.name!r}, the search tool's name; pass name=")
+        missing = [n for n in self.pinned if n not in ctx.tools]
+        if missing:
+            raise ToolDefinitionError(f"pinned tool {missing[0]!r} is not one of the agent's tools")
+        offered = {*self.pinned, *self._found(ctx)}
+        return replace(request, tools=(self.spec, *(t for t in request.tools if t.name in offered)))
+
+    async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
+        if call.name != self.spec.name:
+            if tool is not None and call.name not in self._found(ctx):
+                self._found(ctx).append(call.name)
+            return None
+        query = (call.arguments or {}).get("query")
+        if not isinstance(query, str) or not query.strip():
+            text = "tool_search needs a 'query' string: the action and its object, e.g. 'convert currency'."
+            return ToolAnswer(result=ToolResult(call_id=call.id, name=call.name, content=text, is_error=True), note="")
+        hits = ctx.tools.search(query, self.k)
+        found = self._found(ctx)
+        found.extend(t.name for t in hits if t.name not in found)
+        lines = [f"- {t.name}: {t.description.strip().splitlines()[0] if t.description.strip() else ''}" for t in hits]
+        text = (
+            f"Found {len(hits)} tools for {query!r}; you can call them from now on:\n" + "\n".join(lines)
+            if hits
+            else f"No tool matches {query!r} (an empty result, not an error). Search again with other words."
+        )
+        note = f"tool search {query!r}: {', '.join(t.name for t in hits) or 'nothing'}"
+        return ToolAnswer(result=ToolResult(call_id=call.id, name=call.name, content=text), note=note)
