@@ -2,8 +2,9 @@
 
 The data ships inside the PyPI package ``bfcl-eval`` (install it with ``pip install --no-deps bfcl-eval``:
 its own dependencies are a whole evaluation harness that the data does not need). Every function doc of
-both categories goes into one pool (first doc per name: a few names appear with slightly different
-wording); each question is a query whose right answer is the function of its ground truth.
+both categories goes into one pool: 753 distinct docs under 589 names (some functions appear in several
+test items with slightly different wording; identical docs are kept once). Each question is a query whose
+right answer is the function name of its ground truth; a name counts once in a ranking, at its best doc.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ def load() -> tuple[list[ToolSpec], list[Query]]:
         data = resources.files("bfcl_eval") / "data"
     except ModuleNotFoundError:
         raise SystemExit("the BFCL data is missing: pip install --no-deps bfcl-eval") from None
-    pool: dict[str, ToolSpec] = {}
+    pool: dict[str, ToolSpec] = {}  # keyed by the doc's JSON: identical docs once
     queries: list[Query] = []
     for category in CATEGORIES:
         answers = {a["id"]: a for a in _lines(data / "possible_answer" / f"BFCL_v4_{category}.json")}
         for item in _lines(data / f"BFCL_v4_{category}.json"):
             for doc in item["function"]:
                 pool.setdefault(
-                    doc["name"],
+                    json.dumps(doc, sort_keys=True),
                     ToolSpec(name=doc["name"], description=doc.get("description", ""), parameters=doc["parameters"]),
                 )
             (answer,) = answers[item["id"]]["ground_truth"]
