@@ -23,7 +23,8 @@ _WORDS = re.compile(r"[A-Za-z0-9]+")
 
 BOUNDARY = re.compile(
     r"\bonly\b|\bdo not use\b|\bdon't use\b|\bnot for\b|\binstead\b|\bnever\b|\bunless\b"
-    r"|\buse (?:it |this(?: tool)? )?(?:when|for|to|if)\b|只在|仅在|仅用于|只用于|不要|不适用|请改用|改用|而不是|仅支持|只支持",
+    r"|\buse (?:it |this(?: tool)? )?(?:when|for|to|if)\b"
+    r"|只在|仅在|仅用于|只用于|不要|不适用|请改用|改用|而不是|仅支持|只支持",
     re.IGNORECASE,
 )
 EMPTY_RESULT = re.compile(

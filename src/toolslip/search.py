@@ -73,6 +73,8 @@ def _stem(word: str) -> str:
             stem = word[: -len(suffix)]
             if suffix in ("ies", "ied"):
                 return stem + "y"
+            if suffix.startswith("ation"):  # "calculation" meets "calculate", "calculating": "calculat"
+                return stem + "at"
             if suffix == "s" and word.endswith("ss"):
                 return word
             if suffix in ("es", "ed", "er", "ers") and stem[-1] == stem[-2:-1]:  # "stopped" -> "stop"
