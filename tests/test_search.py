@@ -165,6 +165,6 @@ def test_bfcl_recall_at_5() -> None:
     assert len(pool) == 753 and len(queries) == 600
     shipped = tool_search.quality(ToolIndex(pool), queries)
     baseline = tool_search.quality(
-        ToolIndex(pool, analyzer=tool_search.plain_words, weights=tool_search.PLAIN_WEIGHTS), queries
+        ToolIndex(pool, analyzer=tool_search.plain_words, weights=tool_search.PLAIN_WEIGHTS, expand=False), queries
     )
-    assert shipped["R@5"] >= 0.955 > baseline["R@5"]
+    assert shipped["R@5"] >= 0.97 > baseline["R@5"]

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._text import CAMEL, stem, terms
 from .effects import Effect, is_side_effecting
-from .search import _CAMEL, _stem, terms
 
 # A CJK character carries about half an English word of meaning.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -45,11 +45,11 @@ CLOSED_SET = re.compile(
     re.IGNORECASE,
 )
 RETRIEVAL_VERBS = frozenset(
-    map(_stem, "search find list query lookup look get fetch retrieve read show browse filter".split())
+    map(stem, "search find list query lookup look get fetch retrieve read show browse filter".split())
 )
 MUTATING_VERBS = frozenset(
     map(
-        _stem,
+        stem,
         "create add insert update set delete remove drop send post publish book reserve pay charge transfer cancel "
         "write put upload submit rename archive approve deploy merge refund purchase buy".split(),
     )
@@ -139,8 +139,8 @@ def is_free_text(schema: Mapping[str, Any]) -> bool:
 
 
 def leading_verb(name: str) -> str:
-    words = _CAMEL.findall(name)
-    return _stem(words[0].lower()) if words else ""
+    words = CAMEL.findall(name)
+    return stem(words[0].lower()) if words else ""
 
 
 def side_effecting(name: str, effects: frozenset[Effect] | None) -> bool:
@@ -152,7 +152,7 @@ def side_effecting(name: str, effects: frozenset[Effect] | None) -> bool:
 
 def is_retrieval(name: str, description: str) -> bool:
     """A tool that looks something up, so it can come back empty (``get_order``, ``order_lookup``, 查询...)."""
-    words = {_stem(w.lower()) for w in _CAMEL.findall(name)}
+    words = {stem(w.lower()) for w in CAMEL.findall(name)}
     return bool(words & RETRIEVAL_VERBS) or bool(re.match(r"\s*(?:查|搜|找|列出|获取|检索)", description))
 
 

@@ -20,13 +20,12 @@ next step on, as Anthropic's tool search defers loading.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ._text import expand, terms
 from .errors import ConfigError, ToolDefinitionError
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Request, ToolCall, ToolResult, ToolSpec
@@ -50,54 +49,6 @@ class _Declared(Protocol):
 
 FIELD_WEIGHTS: Mapping[str, float] = {"name": 3.0, "description": 1.0, "param_name": 1.0, "param_description": 0.5}
 """How much one occurrence of a word counts in each field of a tool."""
-
-_STOP = frozenset(
-    """a an and are as at be been by can could do does for from get given has have how i if in into is it
-    its me my of on or our please should so than that the their them then there these this those to us
-    was we what when where which who whom will with would you your""".split()
-)
-# Identifier boundaries: "getHTTPResponse" -> get HTTP Response; digits stand alone.
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_WORD = re.compile(r"[A-Za-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_SUFFIXES = ("ational", "ations", "ation", "ings", "ing", "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    """A light suffix stripper: enough to make plural, -ing, -ed and -ation forms meet."""
-    if len(word) <= 3 or word.isdigit():
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            stem = word[: -len(suffix)]
-            if suffix in ("ies", "ied"):
-                return stem + "y"
-            if suffix.startswith("ation"):  # "calculation" meets "calculate", "calculating": "calculat"
-                return stem + "at"
-            if suffix == "s" and word.endswith("ss"):
-                return word
-            if suffix in ("es", "ed", "er", "ers") and stem[-1] == stem[-2:-1]:  # "stopped" -> "stop"
-                return stem[:-1]
-            return stem.rstrip("e") if len(stem) > 3 else stem
-    return word.rstrip("e") if len(word) > 4 else word
-
-
-def terms(text: str) -> list[str]:
-    """The index terms of ``text``: split identifiers, lower-cased, stop words out, stemmed; CJK bigrams."""
-    out: list[str] = []
-    for chunk in _WORD.findall(text):
-        out.extend(_chunk_terms(chunk))
-    return out
-
-
-@lru_cache(maxsize=131072)
-def _chunk_terms(chunk: str) -> tuple[str, ...]:
-    """Terms of one run of letters and digits; cached, since tool sets repeat their words a lot."""
-    if _CJK.match(chunk):
-        return (chunk,) if len(chunk) == 1 else tuple(chunk[i : i + 2] for i in range(len(chunk) - 1))
-    words = (piece.lower() for piece in _CAMEL.findall(chunk))
-    return tuple(_stem(word) for word in words if word not in _STOP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +91,8 @@ class ToolIndex:
         tools: tools or ``ToolSpec`` objects (anything with ``name``, ``description``, ``parameters``).
         weights: per-field weights, see :data:`FIELD_WEIGHTS`.
         analyzer: text -> index terms, for the tools and the queries alike (default :func:`terms`).
+        expand: with the default analyzer, also match the class of instance words in a query ("yen" ->
+            currency, "miles" -> distance) and two-word compounds ("board game" -> boardgame).
         k1, b: the usual BM25 saturation and length-normalisation constants.
     """
 
@@ -149,10 +102,12 @@ class ToolIndex:
         *,
         weights: Mapping[str, float] = FIELD_WEIGHTS,
         analyzer: Callable[[str], list[str]] = terms,
+        expand: bool = True,
         k1: float = 1.2,
         b: float = 0.75,
     ) -> None:
         self._analyzer = analyzer
+        self._expand = expand and analyzer is terms
         self.names: list[str] = []
         docs: list[dict[str, float]] = []
         for tool in tools:
@@ -189,10 +144,11 @@ class ToolIndex:
         """The ``k`` best tools for ``query``, best first; tools sharing no term with it are never returned."""
         np = self._np
         scores = np.zeros(len(self.names), dtype=np.float32)
-        for term in set(self._analyzer(query)):
+        weights = expand(query, self._postings) if self._expand else dict.fromkeys(self._analyzer(query), 1.0)
+        for term, weight in weights.items():
             posting = self._postings.get(term)
             if posting is not None:
-                scores[posting[0]] += posting[1]
+                scores[posting[0]] += weight * posting[1]
         matched = np.flatnonzero(scores)
         if self._unique and len(matched) > k:
             matched = matched[np.argpartition(-scores[matched], k - 1)[:k]]
