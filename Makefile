@@ -2,10 +2,10 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := dev
+EXTRAS := dev,ray,report
 QUESTION ?= What's the weather in Beijing?
 
-.PHONY: venv run test check bench clean
+.PHONY: venv system-deps run test check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,11 @@ venv: $(VENV)/.installed-$(EXTRAS)
 run: venv
 	$(BIN)/toolslip run examples/weather.py "$(QUESTION)"
 
-test: venv
+# The HTML-report tests look at the page in a real headless Chromium (Debian's package).
+system-deps:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+test: venv system-deps
 	$(BIN)/python -m pytest -q
 
 check: venv
