@@ -56,10 +56,7 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The index terms of ``text``: split identifiers, lower-cased, stop words out, stemmed; CJK bigrams."""
-    out: list[str] = []
-    for chunk in _WORD.findall(text):
-        out.extend(_chunk_terms(chunk))
-    return out
+    return [term for chunk in _WORD.findall(text) for term in _chunk_terms(chunk)]
 
 
 @lru_cache(maxsize=131072)
@@ -71,8 +68,6 @@ def _chunk_terms(chunk: str) -> tuple[str, ...]:
     return tuple(stem(word) for word in words if word not in _STOP)
 
 
-# Questions name instances, tool docs name their class: "How many yen is 20 dollars?" -> currency.
-# Kept to classes that tools take as parameters everywhere: money, units, dates.
 _CONCEPTS = {
     "currency": "dollar dollars usd eur euro euros yen jpy gbp yuan cny rmb rupee rupees inr chf peso pesos won krw",
     "distance length unit": "mile miles km kilometer kilometers kilometre meter meters metre feet foot inch inches "

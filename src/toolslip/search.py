@@ -19,11 +19,9 @@ next step on, as Anthropic's tool search defers loading.
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from ._text import expand, terms
 from .errors import ConfigError, ToolDefinitionError
@@ -67,19 +65,23 @@ def _fields(tool: _Declared) -> Iterator[tuple[str, str]]:
 
 def _schema_fields(schema: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[str, str]]:
     """Parameter names and descriptions, nested objects and array items included (3 levels deep)."""
-    if depth > 3 or not isinstance(schema, Mapping):
+    if depth > 3 or not _is_map(schema):
         return
     properties = schema.get("properties")
-    if isinstance(properties, Mapping):
+    if _is_map(properties):
         for pname, prop in properties.items():
             yield "param_name", str(pname)
-            if isinstance(prop, Mapping):
+            if _is_map(prop):
                 if isinstance(prop.get("description"), str):
                     yield "param_description", prop["description"]
                 yield from _schema_fields(prop, depth + 1)
     items = schema.get("items")
-    if isinstance(items, Mapping):
+    if _is_map(items):
         yield from _schema_fields(items, depth + 1)
+
+
+def _is_map(value: object) -> TypeGuard[Mapping[str, Any]]:
+    return type(value) is dict or isinstance(value, Mapping)  # the dict test first: the ABC check is slow
 
 
 class ToolIndex:
@@ -109,32 +111,35 @@ class ToolIndex:
         self._analyzer = analyzer
         self._expand = expand and analyzer is terms
         self.names: list[str] = []
-        docs: list[dict[str, float]] = []
-        for tool in tools:
-            tf: dict[str, float] = defaultdict(float)
-            for field, text in _fields(tool):
-                weight = weights.get(field, 0.0)
-                for term in analyzer(text):
-                    tf[term] += weight
-            self.names.append(tool.name)
-            docs.append(tf)
         self._np = np = _numpy()
-        ids: dict[str, list[int]] = defaultdict(list)
-        freqs: dict[str, list[float]] = defaultdict(list)
-        for doc_id, tf in enumerate(docs):
-            for term, f in tf.items():
-                ids[term].append(doc_id)
-                freqs[term].append(f)
-        lengths = np.array([sum(tf.values()) for tf in docs], dtype=np.float64)
-        norm = k1 * (1 - b + b * lengths / (lengths.mean() if len(docs) and lengths.mean() else 1.0))
-        n = len(docs)
+        # One flat (term, doc, weight) row per occurrence; numpy sums them into term frequencies.
+        vocabulary: dict[str, int] = {}
+        term_ids: list[int] = []
+        doc_ids: list[int] = []
+        row_weights: list[float] = []
+        for doc_id, tool in enumerate(tools):
+            self.names.append(tool.name)
+            for field, text in _fields(tool):
+                found = [vocabulary.setdefault(t, len(vocabulary)) for t in analyzer(text)]
+                term_ids += found
+                doc_ids += [doc_id] * len(found)
+                row_weights += [weights.get(field, 0.0)] * len(found)
+        n = len(self.names)
+        rows = np.array(term_ids, dtype=np.int64) * max(n, 1) + np.array(doc_ids, dtype=np.int64)
+        keys, inverse = np.unique(rows, return_inverse=True)
+        tf = np.bincount(inverse, weights=row_weights, minlength=len(keys))
+        term_of, doc_of = keys // max(n, 1), (keys % max(n, 1)).astype(np.int32)
+        length = np.bincount(doc_of, weights=tf, minlength=n)
+        norm = k1 * (1 - b + b * length / (length.mean() if n and length.mean() else 1.0))
+        df = np.bincount(term_of, minlength=len(vocabulary))
+        idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
         # Term scores are fixed once the index is built, so store them: a query only adds arrays.
-        self._postings: dict[str, tuple[Any, Any]] = {}
-        for term, doc_ids in ids.items():
-            at = np.array(doc_ids, dtype=np.int32)
-            f = np.array(freqs[term], dtype=np.float64)
-            idf = math.log(1 + (n - len(doc_ids) + 0.5) / (len(doc_ids) + 0.5))
-            self._postings[term] = (at, (idf * f * (k1 + 1) / (f + norm[at])).astype(np.float32))
+        score = (idf[term_of] * tf * (k1 + 1) / (tf + norm[doc_of])).astype(np.float32)
+        bounds = np.searchsorted(term_of, np.arange(len(vocabulary) + 1))  # keys are sorted by term, then doc
+        self._postings: dict[str, tuple[Any, Any]] = {
+            term: (doc_of[bounds[i] : bounds[i + 1]], score[bounds[i] : bounds[i + 1]])
+            for term, i in vocabulary.items()
+        }
         self._unique = len(set(self.names)) == len(self.names)
 
     def __len__(self) -> int:
