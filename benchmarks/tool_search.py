@@ -10,8 +10,9 @@ for ``toolslip.search.ToolIndex`` as shipped.
 
 Speed: the BFCL docs plus synthetic tools up to 10,000 (each one splices the name, description and
 parameters of two BFCL docs, seeded, so the vocabulary and lengths stay realistic). Index build time is
-the median of 5 builds (wall clock; also the CPU time of 3, which other processes disturb less); query latency is per query over the 600 BFCL questions, 3 interleaved rounds,
-reported as p50/p95. Times are wall clock on a shared 2-core machine: quote medians.
+the median of 5 builds (wall clock; also the median CPU time of 3, which other processes disturb less);
+query latency is per query over the 600 BFCL questions, 3 rounds, reported as p50/p95. The machine is a
+shared 2-core one: quote medians.
 """
 
 from __future__ import annotations
