@@ -68,11 +68,11 @@ def count_tokens(texts: Sequence[str]) -> list[int]:
 
 
 def _wire(fmt: str, spec: ToolSpec) -> Mapping[str, Any]:
-    """One declaration as ``fmt`` sends it. Mirrors ``formats.<fmt>.tools_to_wire`` for one tool."""
+    """One declaration exactly as ``fmt`` sends it in a request's tool list."""
     from .formats import get_format
 
     (declaration,) = get_format(fmt).tools_to_wire([spec])
-    return declaration  # type: ignore[no-any-return]
+    return declaration
 
 
 @dataclass(frozen=True, kw_only=True)
