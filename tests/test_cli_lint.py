@@ -55,6 +55,10 @@ def test_warnings_fail_only_when_asked(capsys: pytest.CaptureFixture[str], tmp_p
         ("{not json", "is not valid JSON"),
         ("[]", "expected a non-empty JSON list"),
         ('[{"name": "x"}]', "item 0 is neither an OpenAI Chat declaration"),
+        (
+            '[{"name": "a", "input_schema": {}}, {"name": "x", "input_schema": 3}]',
+            "tools.json[1].input_schema: expected",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_sentence(

@@ -90,6 +90,7 @@ def load_declarations(path: str) -> list[ToolSpec]:
             )
         try:
             specs.extend(wire.tools_from_wire([item]))
-        except FormatError as exc:
-            raise ConfigError(f"{path}: item {i}: {exc}") from None
+        except FormatError as exc:  # its path names the one-item list it was given: say which item of the file
+            where = exc.path.replace("tools[0]", f"[{i}]", 1)
+            raise ConfigError(f"{path}{where}: {str(exc).removeprefix(f'{exc.path}: ')}") from None
     return specs
