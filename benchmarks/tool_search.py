@@ -37,16 +37,18 @@ def plain_words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
 
-def quality(index: ToolIndex, queries: Sequence[bfcl.Query]) -> dict[str, float]:
+def quality(ranker: ToolIndex | Callable[[str], list[str]], queries: Sequence[bfcl.Query]) -> dict[str, float]:
+    """Recall@1/5/10 and MRR of a ranker: an index, or any function from a question to its top-10 names."""
+    rank = ranker if callable(ranker) else lambda question: [hit.name for hit in ranker.search(question, 10)]
     found = {1: 0, 5: 0, 10: 0}
     reciprocal = 0.0
     for q in queries:
-        names = [hit.name for hit in index.search(q.question, 10)]
+        names = rank(q.question)[:10]
         if q.answer in names:
-            rank = names.index(q.answer) + 1
-            reciprocal += 1 / rank
+            rank_of = names.index(q.answer) + 1
+            reciprocal += 1 / rank_of
             for k in found:
-                found[k] += rank <= k
+                found[k] += rank_of <= k
     n = len(queries)
     return {"R@1": found[1] / n, "R@5": found[5] / n, "R@10": found[10] / n, "MRR": reciprocal / n}
 

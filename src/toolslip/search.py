@@ -145,8 +145,9 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self.names)
 
-    def search(self, query: str, k: int = 5) -> list[Hit]:
-        """The ``k`` best tools for ``query``, best first; tools sharing no term with it are never returned."""
+    def scores(self, query: str) -> Any:
+        """BM25 score of every declaration for ``query`` (a numpy array in index order), e.g. to fuse with
+        another retriever's scores."""
         np = self._np
         scores = np.zeros(len(self.names), dtype=np.float32)
         weights = expand(query, self._postings) if self._expand else dict.fromkeys(self._analyzer(query), 1.0)
@@ -154,6 +155,12 @@ class ToolIndex:
             posting = self._postings.get(term)
             if posting is not None:
                 scores[posting[0]] += weight * posting[1]
+        return scores
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        """The ``k`` best tools for ``query``, best first; tools sharing no term with it are never returned."""
+        np = self._np
+        scores = self.scores(query)
         matched = np.flatnonzero(scores)
         if self._unique and len(matched) > k:
             matched = matched[np.argpartition(-scores[matched], k - 1)[:k]]
