@@ -108,6 +108,20 @@ def test_param_format_reads_the_head_of_the_description() -> None:
     assert "param-format-implicit" not in rules(spec("convert", GOOD, user_id=user_id))
 
 
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [
+        ("group_size", "Size of the group that the restaurant should accommodate."),  # not a date
+        ("destination", "The destination city for the distance calculation."),  # measurements go by name
+        ("distance", "The distance between the two charges in meters."),
+        ("years", "The time period in years."),
+    ],
+)
+def test_param_format_ignores_look_alikes(name: str, description: str) -> None:
+    param = {"type": "string", "description": description}
+    assert "param-format-implicit" not in rules(spec("convert", GOOD, **{name: param}))
+
+
 def test_empty_result_unstated() -> None:
     assert "empty-result-unstated" in rules(spec("search_orders", "Search the orders of a user by keyword and status."))
     assert "empty-result-unstated" in rules(spec("order_lookup", "Look up one order by its id, with its items."))

@@ -67,6 +67,8 @@ class Topic:
     stated: re.Pattern[str]
     """Matches a description (or enum/format keyword) that states the format."""
     suggestion: str
+    by_name: bool = False
+    """Decide by the parameter's name alone: the words are too common in descriptions ("distance calculation")."""
 
 
 _EXAMPLE = r"e\.g\.|for example|such as|例如|比如|形如"
@@ -79,15 +81,20 @@ TOPICS = (
     ),
     Topic(
         "date or time",
-        re.compile(r"date|time(?!out)|\bday\b|birthday|deadline|\bwhen\b|since|until|日期|时间", re.I),
-        re.compile(r"yyyy|iso ?8601|rfc ?3339|\bhh:mm|unix|epoch|timestamp|format|\d{4}-\d{2}|年|月|" + _EXAMPLE, re.I),
+        re.compile(r"(?<![a-z])(?:date|time(?!out))|\bday\b|birthday|deadline|\bwhen\b|since|until|日期|时间", re.I),
+        re.compile(
+            r"yyyy|iso ?8601|rfc ?3339|\bhh:mm|unix|epoch|timestamp|format|\d{4}-\d{2}|年|月|秒|分钟|小时"
+            r"|\b(?:(?:milli)?seconds?|minutes?|hours?|days|weeks?|months?|years?)\b|" + _EXAMPLE,
+            re.I,
+        ),
         "state the format, e.g. 'ISO 8601 date, YYYY-MM-DD' or 'ISO 8601 date-time with time zone'",
     ),
     Topic(
         "amount of money",
-        re.compile(r"price|amount|cost|money|salary|budget|fee|金额|价格|费用", re.I),
+        re.compile(r"price|amount|cost|money|salary|budget|\bfee|payment|金额|价格|费用", re.I),
         re.compile(r"(?-i:\b[A-Z]{3}\b)|currency|cents?\b|dollars?|euros?|yuan|元|币|iso ?4217", re.I),
         "name the currency and the unit, e.g. 'in CNY yuan, not fen' or add a currency parameter",
+        by_name=True,
     ),
     Topic(
         "measurement",
@@ -96,10 +103,12 @@ TOPICS = (
         ),
         re.compile(
             r"\b(?:kg|g|lb|lbs|pounds?|km|m|cm|mm|miles?|feet|ft|inch(?:es)?|celsius|fahrenheit|kelvin|seconds?|"
-            r"minutes?|hours?|days?|ms|mph|km/h|liters?|litres?|ml|units?)\b|°|公斤|千克|克|米|公里|秒|分钟|小时|摄氏|华氏",
+            r"minutes?|hours?|days?|ms|mph|km/h|liters?|litres?|ml|units?|(?:kilo|centi|milli)?(?:meters?|metres?|grams?))\b"
+            r"|°|公斤|千克|克|米|公里|秒|分钟|小时|摄氏|华氏",
             re.I,
         ),
         "state the unit, e.g. 'in kilograms' or 'in seconds'",
+        by_name=True,
     ),
 )
 

@@ -280,7 +280,7 @@ def _parameters(s: _Subject) -> Iterator[Finding]:
         if "enum" in p.schema or p.schema.get("type") in ("boolean", "object", "array"):
             continue
         for topic in r.TOPICS:
-            if topic.about.search(f"{p.path} {r.head(text)}"):
+            if topic.about.search(p.path if topic.by_name else f"{p.path} {r.head(text)}"):
                 stated = topic.stated.search(text) or "format" in p.schema or "pattern" in p.schema
                 if topic.name == "amount of money" and "currency" in siblings:
                     stated = True
