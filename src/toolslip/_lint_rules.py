@@ -170,17 +170,26 @@ def head(text: str) -> str:
     return re.split(r"[,;:，；：。(（]", text, maxsplit=1)[0]
 
 
-def similarity(a: tuple[str, str, list[str]], b: tuple[str, str, list[str]]) -> float:
+@dataclass(frozen=True)
+class Profile:
+    """What two tools are compared on: the name's words without generic verbs, and the other words."""
+
+    name: frozenset[str]
+    text: frozenset[str]
+
+    @classmethod
+    def of(cls, name: str, description: str, parameters: list[str]) -> Profile:
+        return cls(frozenset(terms(name)) - _GENERIC, frozenset(terms(" ".join([description, *parameters]))) - _GENERIC)
+
+
+def similarity(a: Profile, b: Profile) -> float:
     """How interchangeable two tools look: 0.6 x name overlap + 0.4 x description/parameter overlap.
 
     Generic verbs (get, search, list...) are left out of the names: ``search_orders`` and ``query_orders``
-    share everything that matters. Each argument is ``(name, description, parameter names)``.
+    share everything that matters.
     """
-    name_a, name_b = set(terms(a[0])) - _GENERIC, set(terms(b[0])) - _GENERIC
-    name_sim = len(name_a & name_b) / len(name_a | name_b) if name_a and name_b else 0.0
-    text_a = set(terms(" ".join([a[1], *a[2]]))) - _GENERIC
-    text_b = set(terms(" ".join([b[1], *b[2]]))) - _GENERIC
-    text_sim = len(text_a & text_b) / math.sqrt(len(text_a) * len(text_b)) if text_a and text_b else 0.0
+    name_sim = len(a.name & b.name) / len(a.name | b.name) if a.name and b.name else 0.0
+    text_sim = len(a.text & b.text) / math.sqrt(len(a.text) * len(b.text)) if a.text and b.text else 0.0
     return 0.6 * name_sim + 0.4 * text_sim
 
 

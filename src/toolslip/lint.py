@@ -301,9 +301,10 @@ def _pairs(subjects: list[_Subject]) -> Iterator[Finding]:
         s.spec.name: (s.spec.name, s.spec.description or "", [p.path for p in r.params(s.spec.parameters)])
         for s in subjects
     }
+    profiles = {name: r.Profile.of(*view) for name, view in views.items()}
     neighbours: dict[str, list[str]] = {name: [] for name in views}
     for a, b in itertools.combinations(views, 2):
-        score = r.similarity(views[a], views[b])
+        score = r.similarity(profiles[a], profiles[b])
         if score < NEIGHBOUR:
             continue
         neighbours[a].append(b)
