@@ -8,6 +8,8 @@ what made the difference on real tool sets (see ``benchmarks/tool_search.py``):
 * words are lower-cased, stop words dropped and suffixes stripped by a light stemmer
   ("calculating", "calculates", "calculation" meet at one stem);
 * Chinese, Japanese and Korean runs, which have no spaces, become overlapping character bigrams;
+* a query's instance words also match their class ("yen" -> currency, "miles" -> distance) and two
+  adjacent words match a compound ("board game" -> boardgame), see :mod:`toolslip._text`;
 * fields are weighted (a word in the name counts more than one in a parameter description) and
   BM25's term scores are computed when the index is built, so a query only adds up numbers.
 
