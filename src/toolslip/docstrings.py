@@ -21,7 +21,6 @@ _GOOGLE_HEADER = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:\s*$")
 _GOOGLE_OTHER = re.compile(r"^(Returns?|Yields?|Raises|Examples?|Notes?|Attributes|See Also|Warnings?)\s*:\s*$")
 _GOOGLE_PARAM = re.compile(r"^\*{0,2}(\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
 _NUMPY_UNDERLINE = re.compile(r"^-{3,}\s*$")
-_NUMPY_PARAM = re.compile(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")
 _SPHINX_PARAM = re.compile(r"^:param\s+(?:[^:]*\s+)?(\w+)\s*:\s*(.*)$")
 _SPHINX_FIELD = re.compile(r"^:\w+")
 
@@ -40,7 +39,11 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         if _GOOGLE_HEADER.match(stripped):
             i = _read_google(lines, i + 1, params)
         elif i + 1 < len(lines) and _NUMPY_UNDERLINE.match(lines[i + 1].strip()) and stripped:
-            i = _read_numpy(lines, i + 2, params) if stripped in ("Parameters", "Args", "Arguments") else _skip_numpy(lines, i + 2)
+            i = (
+                _read_numpy(lines, i + 2, params)
+                if stripped in ("Parameters", "Args", "Arguments")
+                else _skip_numpy(lines, i + 2)
+            )
         elif _GOOGLE_OTHER.match(stripped):
             i = _skip_indented(lines, i + 1)
         elif m := _SPHINX_PARAM.match(stripped):
@@ -83,7 +86,7 @@ def _read_google(lines: list[str], i: int, params: dict[str, str]) -> int:
 
 
 def _read_numpy(lines: list[str], i: int, params: dict[str, str]) -> int:
-    current: str | None = None
+    current: list[str] = []  # "start, end : str" documents two parameters with one text
     while i < len(lines):
         line = lines[i]
         if i + 1 < len(lines) and _NUMPY_UNDERLINE.match(lines[i + 1].strip()):
@@ -92,13 +95,13 @@ def _read_numpy(lines: list[str], i: int, params: dict[str, str]) -> int:
             i += 1
             continue
         if _indent(line) == 0:
-            m = _NUMPY_PARAM.match(line.strip())
-            if m:
-                for name in m.group(1).split(","):
-                    current = name.strip()
-                    params[current] = ""
-        elif current is not None:
-            params[current] = (params[current] + " " + line.strip()).strip()
+            names, _, _ = line.partition(":")
+            current = [n.strip().lstrip("*") for n in names.split(",") if n.strip()]
+            for name in current:
+                params[name] = ""
+        else:
+            for name in current:
+                params[name] = (params[name] + " " + line.strip()).strip()
         i += 1
     return i
 

@@ -284,9 +284,7 @@ def part_to_dict(part: Part) -> dict[str, Any]:
             "raw_arguments": part.raw_arguments,
         }
     if isinstance(part, ToolResult):
-        content: Any = (
-            part.content if isinstance(part.content, str) else [part_to_dict(p) for p in part.content]
-        )
+        content: Any = part.content if isinstance(part.content, str) else [part_to_dict(p) for p in part.content]
         return {
             "kind": "tool_result",
             "call_id": part.call_id,

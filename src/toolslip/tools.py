@@ -29,6 +29,8 @@ from .messages import Image, Text, ToolSpec
 if TYPE_CHECKING:
     import pydantic
 
+    from .search import ToolIndex
+
 __all__ = ["Tool", "ToolLike", "ToolOutput", "Toolbox", "as_toolbox", "serialize_output", "tool"]
 
 ToolOutput = str | tuple[Text | Image, ...]
@@ -223,7 +225,9 @@ def _arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str
                 f"tool {tool_name!r}: *{param.name} cannot be described as JSON arguments; name each parameter"
             )
         if param.kind is param.POSITIONAL_ONLY:
-            raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {param.name!r} cannot be passed by name")
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: positional-only parameter {param.name!r} cannot be passed by name"
+            )
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         has_description = any(
@@ -235,7 +239,7 @@ def _arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str
         else:
             fields[param.name] = (annotation, default)
     try:
-        return pydantic.create_model(  # type: ignore[no-any-return, call-overload]
+        return pydantic.create_model(
             tool_name, __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields
         )
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
@@ -303,7 +307,10 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
             if key in stack or key not in defs:
                 recursive.add(key)
                 return node
-            merged = {**walk(defs[key], False, (*stack, key)), **{k: walk(v, False, stack) for k, v in node.items() if k != "$ref"}}
+            merged = {
+                **walk(defs[key], False, (*stack, key)),
+                **{k: walk(v, False, stack) for k, v in node.items() if k != "$ref"},
+            }
             return merged
         return {k: walk(v, k == "properties", stack) for k, v in node.items() if k != "title"}
 
@@ -323,6 +330,7 @@ class Toolbox:
 
     def __init__(self, tools: Iterable[ToolLike | Toolbox] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._index: ToolIndex | None = None
         for item in tools:
             self.add(item)
 
@@ -335,6 +343,15 @@ class Toolbox:
         if t.name in self._tools:
             raise ToolDefinitionError(f"two tools are named {t.name!r}; tool names must be unique")
         self._tools[t.name] = t
+        self._index = None
+
+    def search(self, query: str, k: int = 5) -> list[Tool]:
+        """The ``k`` tools that best match ``query`` (BM25, see :mod:`toolslip.search`), best first."""
+        if self._index is None:
+            from .search import ToolIndex
+
+            self._index = ToolIndex(self._tools.values())
+        return [self._tools[hit.name] for hit in self._index.search(query, k)]
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -364,4 +381,3 @@ def as_toolbox(tools: Toolbox | Iterable[ToolLike | Toolbox] | None) -> Toolbox:
     if isinstance(tools, Toolbox):
         return tools
     return Toolbox(tools or ())
-
