@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -101,8 +102,15 @@ def test_unknown_provider_and_missing_model_name() -> None:
         resolve_model("anthropic")
 
 
-def test_local_is_a_clear_error_until_a_provider_is_registered() -> None:
-    with pytest.raises(ConfigError, match="local model is not installed"):
+def _without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make this environment look like one without the ``local`` extra (llama-cpp-python)."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+
+
+def test_local_is_a_clear_error_until_a_provider_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_llama_cpp(monkeypatch)
+    with pytest.raises(ConfigError, match=r"local model needs llama-cpp-python.*pip install 'toolslip\[local\]'"):
         resolve_model("local")
     seen: list[tuple[str, dict[str, Any]]] = []
 
@@ -130,6 +138,7 @@ def test_scripted_strings() -> None:
 
 
 def test_default_model_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_llama_cpp(monkeypatch)
     model, reason = default_model()
     assert model.name == "scripted" and "SCRIPTED" in reason
     monkeypatch.setenv("ANTHROPIC_API_KEY", "a-key")

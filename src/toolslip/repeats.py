@@ -15,11 +15,11 @@ output changes between identical calls (polling a job, reading a clock) belong i
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .dedup import canonical_json
 from .errors import ArgumentError
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Request, Text, ToolCall, ToolResult
@@ -40,7 +40,7 @@ def canonical_arguments(call: ToolCall, tool: Tool | None) -> str | None:
             arguments = tool.validate(call.arguments)
         except ArgumentError:
             return None
-    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return canonical_json(arguments)
 
 
 @dataclass(kw_only=True)

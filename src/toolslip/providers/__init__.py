@@ -96,7 +96,7 @@ def _choose(explicit: str | None) -> tuple[Model, str]:
         return resolve_model(DEFAULT_OPENAI), "OPENAI_API_KEY is set"
     if os.environ.get("ANTHROPIC_API_KEY"):
         return resolve_model(DEFAULT_ANTHROPIC), "ANTHROPIC_API_KEY is set"
-    if "local" in _registry or importlib.util.find_spec(f"{__name__}.local") is not None:
+    if "local" in _registry or _local_available():
         return resolve_model("local"), "no API key set: the embedded local model"
     return resolve_model("scripted"), (
         "no model given, no TOOLSLIP_MODEL, no API key and no local model installed: the answers are SCRIPTED "
@@ -169,6 +169,14 @@ def _scripted(model: str, **options: Any) -> Model:
     if options:
         raise ConfigError(f"the scripted model takes no options, got {', '.join(sorted(options))}")
     return ScriptedDemo(model or None)
+
+
+def _local_available() -> bool:
+    """The local provider module is shipped and says its runtime and weights are installed."""
+    if importlib.util.find_spec(f"{__name__}.local") is None:
+        return False
+    available: Callable[[], bool] | None = getattr(importlib.import_module(f"{__name__}.local"), "available", None)
+    return available is not None and available()
 
 
 def _plugin(provider: str) -> ProviderFactory | None:

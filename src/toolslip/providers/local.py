@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, ProviderError
 from ..messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
 from .local_chat import ChatTemplate, parse_output, tool_grammar
-from .local_weights import CATALOGUE, DEFAULT_MODEL, ensure_weights
+from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-__all__ = ["LocalModel", "load_llama", "local_model"]
+__all__ = ["LocalModel", "available", "create_model", "load_llama", "local_model"]
 
 INSTALL_HINT = "pip install 'toolslip[local]'"
 
@@ -174,6 +174,23 @@ def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolS
             raise ConfigError(f"tool_choice names {choice.name!r}, which is not among the offered tools")
         return chosen, False, max_calls
     return specs, choice != "required" or not specs, max_calls
+
+
+def create_model(model: str, **options: Any) -> LocalModel:
+    """The hook :func:`toolslip.providers.resolve_model` calls for ``local[:MODEL]`` (``model`` may be "")."""
+    return local_model(f"local:{model}" if model else "local", **options)
+
+
+def available() -> bool:
+    """Whether ``local`` can work here: llama.cpp is installed and the default weights are installed or cached.
+
+    Cheap (no import, no hashing), so the default-model choice can ask it on every CLI start.
+    """
+    if importlib.util.find_spec("llama_cpp") is None:
+        return False
+    weights = CATALOGUE[DEFAULT_MODEL]
+    cached = (cache_dir() / f"{weights.name}.gguf").is_file()
+    return cached or importlib.util.find_spec(weights.parts[0].module) is not None
 
 
 def local_model(spec: str = "local", **options: Any) -> LocalModel:

@@ -18,10 +18,6 @@ from datetime import datetime
 from typing import Any
 
 import jsonschema
-from jinja2 import BaseLoader
-from jinja2.exceptions import TemplateError
-from jinja2.ext import loopcontrols
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..errors import ConfigError
 from ..messages import Image, Message, ProviderPart, Text, ToolCall, ToolResult, ToolSpec
@@ -35,6 +31,8 @@ def _tojson(x: Any, ensure_ascii: bool = False, indent: int | None = None, sort_
 
 
 def _raise(message: str) -> None:
+    from jinja2.exceptions import TemplateError
+
     raise TemplateError(message)
 
 
@@ -42,6 +40,12 @@ class ChatTemplate:
     """The chat template stored in a GGUF's metadata, rendered the way Hugging Face renders it."""
 
     def __init__(self, source: str, *, bos_token: str = "", eos_token: str = "") -> None:
+        # jinja2 arrives with llama-cpp-python (the ``local`` extra), so it is imported only here.
+        from jinja2 import BaseLoader
+        from jinja2.exceptions import TemplateError
+        from jinja2.ext import loopcontrols
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
         env = ImmutableSandboxedEnvironment(
             loader=BaseLoader(), trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
         )
@@ -63,6 +67,8 @@ class ChatTemplate:
             }
             for t in tools
         ]
+        from jinja2.exceptions import TemplateError
+
         try:
             return self._template.render(
                 messages=[m for message in messages for m in _template_messages(message)],
