@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
+import re
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +139,75 @@ def test_a_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     with pytest.raises(ConfigError, match=r"pip install 'toolslip\[local\]'"):
         local_model("local")
+
+
+# --- toolslip serve --model local, with the official SDKs as clients ------------------------------
+
+WEATHER_QUESTION = "What's the weather in Beijing?"
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    """``toolslip serve --model local --port 0`` as a real subprocess; yields its base URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolslip.cli", "serve", "--model", "local", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    try:
+        base = None
+        for line in proc.stdout:  # "model: ..." then "toolslip serve: local:... at http://127.0.0.1:PORT"
+            if match := re.search(r" at (http://127\.0\.0\.1:\d+)", line):
+                base = match.group(1)
+                break
+        assert base is not None, f"toolslip serve did not start: {proc.stderr.read() if proc.stderr else ''}"
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def _weather_function() -> dict[str, Any]:
+    """The example tool as an SDK program would declare it (name, description, JSON Schema)."""
+    spec = _weather_toolbox().specs()[0]
+    return {"name": spec.name, "description": spec.description, "parameters": dict(spec.parameters)}
+
+
+def _is_beijing(arguments: dict[str, Any]) -> bool:
+    return str(arguments.get("city", "")).strip().lower() in ("北京", "beijing")
+
+
+def test_openai_sdk_gets_a_tool_call_from_the_local_model(served: str) -> None:
+    from openai import OpenAI
+
+    tools: Any = [{"type": "function", "function": _weather_function()}]
+    with OpenAI(base_url=f"{served}/v1", api_key="unused", max_retries=0) as client:
+        response = client.chat.completions.create(
+            model="local", messages=[{"role": "user", "content": WEATHER_QUESTION}], tools=tools
+        )
+    choice = response.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.tool_calls, choice.message.content
+    call = choice.message.tool_calls[0]
+    assert call.type == "function" and call.function.name == "get_weather"
+    assert _is_beijing(json.loads(call.function.arguments))
+
+
+def test_anthropic_sdk_gets_a_tool_call_from_the_local_model(served: str) -> None:
+    from anthropic import Anthropic
+
+    weather = _weather_function()
+    tools: Any = [
+        {"name": weather["name"], "description": weather["description"], "input_schema": weather["parameters"]}
+    ]
+    with Anthropic(base_url=served, api_key="unused", max_retries=0) as client:
+        response = client.messages.create(
+            model="local", max_tokens=256, messages=[{"role": "user", "content": WEATHER_QUESTION}], tools=tools
+        )
+    assert response.stop_reason == "tool_use"
+    calls = [block for block in response.content if block.type == "tool_use"]
+    assert [c.name for c in calls] == ["get_weather"] and _is_beijing(dict(calls[0].input))  # type: ignore[arg-type]

@@ -133,7 +133,7 @@ class LocalModel:
             usage=Usage(input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"]),
             model=self.name,
             id=out["id"],
-            raw_stop_reason=choice.get("finish_reason"),
+            # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
         )
 
     def _options(self, settings: Settings) -> dict[str, Any]:
