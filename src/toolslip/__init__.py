@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     )
     from .model import Model
     from .policy import TaintGate
+    from .repeats import RepeatGuard
     from .search import ToolIndex, ToolSearch
     from .secrets import SecretGuard
     from .serial import SerialSideEffects
@@ -71,6 +72,7 @@ _LAZY: dict[str, str] = {
     "ModelResponse": "messages",
     "ProviderError": "errors",
     "ProviderPart": "messages",
+    "RepeatGuard": "repeats",
     "Request": "messages",
     "RunContext": "hooks",
     "RunResult": "loop",
