@@ -16,7 +16,7 @@ import asyncio
 import importlib.util
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-__all__ = ["LocalModel", "available", "create_model", "load_llama", "local_model"]
+__all__ = ["LoadedModel", "LocalModel", "available", "create_model", "load_llama", "local_model"]
 
 INSTALL_HINT = "pip install 'toolslip[local]'"
 
@@ -39,17 +39,19 @@ _SAMPLING_KEYS = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
-class _Loaded:
+class LoadedModel:
+    """A GGUF file in memory, its chat template, and the lock that serialises calls to it."""
+
     llama: Llama
     template: ChatTemplate
     lock: threading.Lock
 
 
-_loaded: dict[tuple[str, int, int], _Loaded] = {}
+_loaded: dict[tuple[str, int, int], LoadedModel] = {}
 _loading = threading.Lock()
 
 
-def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> _Loaded:
+def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> LoadedModel:
     """Load a GGUF file once per process (and per context size and thread count) and keep it."""
     key = (str(path), n_ctx, n_threads)
     with _loading:
@@ -60,7 +62,11 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> _Loaded:
         except ImportError as exc:
             raise ConfigError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}") from exc
         try:
-            llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+            # Prompt evaluation too: llama-cpp-python would use every core for it, which was 2-4x slower
+            # than one thread on a busy 2-core machine (OpenMP threads spin while they wait for a core).
+            llama = Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False
+            )
         except ValueError as exc:  # llama-cpp-python's word for "could not load this file"
             raise ConfigError(f"llama.cpp could not load {path}: {exc}") from exc
         source = llama.metadata.get("tokenizer.chat_template")
@@ -69,7 +75,7 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> _Loaded:
         template = ChatTemplate(
             source, bos_token=_token(llama, llama.token_bos()), eos_token=_token(llama, llama.token_eos())
         )
-        _loaded[key] = loaded = _Loaded(llama=llama, template=template, lock=threading.Lock())
+        _loaded[key] = loaded = LoadedModel(llama=llama, template=template, lock=threading.Lock())
         return loaded
 
 
@@ -96,9 +102,8 @@ class LocalModel:
     max_tokens: int = 512
     grammar: bool = True
     """Constrain tool calls with a grammar built from the tools' schemas (needed by the 0.5B model)."""
-    _grammars: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
-    def load(self) -> _Loaded:
+    def load(self) -> LoadedModel:
         """Load the weights now (done on the first request otherwise)."""
         return load_llama(self.path, n_ctx=self.n_ctx, n_threads=self.n_threads)
 
@@ -106,9 +111,11 @@ class LocalModel:
         loaded = await asyncio.to_thread(self.load)
         return await asyncio.to_thread(self._complete, loaded, request)
 
-    def _complete(self, loaded: _Loaded, request: Request) -> ModelResponse:
+    def _complete(self, loaded: LoadedModel, request: Request) -> ModelResponse:
         settings = request.settings
         tools, allow_text, max_calls = _offer(request.tools, settings)
+        # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
+        # writing calls as text instead of answering.
         prompt = loaded.template.render(request.messages, request.tools if settings.tool_choice != "none" else ())
         options = self._options(settings)
         if self.grammar and request.tools:
@@ -154,10 +161,7 @@ class LocalModel:
     def _grammar(self, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None) -> Any:
         from llama_cpp.llama_grammar import LlamaGrammar
 
-        source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls)
-        if source not in self._grammars:
-            self._grammars[source] = LlamaGrammar.from_string(source, verbose=False)
-        return self._grammars[source]
+        return LlamaGrammar.from_string(tool_grammar(tools, allow_text=allow_text, max_calls=max_calls), verbose=False)
 
 
 def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:
