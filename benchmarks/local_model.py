@@ -104,9 +104,9 @@ async def main() -> None:
         prompt = statistics.median(p for p, _ in pairs)
         gen = statistics.median(g for _, g in pairs)
         print(f"n_threads={threads}: prompt {prompt:.0f} tok/s, generation {gen:.1f} tok/s (median of {len(pairs)})")
-    gen1 = statistics.median(g for _, g in rates[1])
-    gen2 = statistics.median(g for _, g in rates[2])
-    print(f"generation speed ratio, 1 thread / 2 threads: {gen1 / gen2:.2f}")
+    for label, pick in (("prompt", 0), ("generation", 1)):
+        ratio = statistics.median(r[pick] for r in rates[1]) / statistics.median(r[pick] for r in rates[2])
+        print(f"{label} speed ratio, 1 thread / 2 threads: {ratio:.2f}")
 
     tools = weather_tools()
     greedy = [await episode(one, tools, Settings()) for _ in range(args.repeats)]

@@ -76,8 +76,9 @@ class RepeatGuard(Hook):
             return request
         messages = list(request.messages)
         if messages and messages[-1].role == "tool":
-            # Only sent, never stored: with tool_choice "none" alone, the 0.5B model wrote "Sorry, I can't
-            # help" or echoed the call in 0/4 test questions; with this line it answered with the result 4/4.
+            # Only sent, never stored. With tool_choice "none" alone, the 0.5B model's forced answer held
+            # the temperature in 0 of 4 weather questions ("Sorry, but I can't assist with that."); with
+            # this line, in 4 of 4.
             last = messages[-1]
             messages[-1] = replace(last, parts=(*last.parts, Text(text=self.answer_prompt)))
         return replace(request, messages=tuple(messages), settings=replace(request.settings, tool_choice="none"))
