@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         ModelResponse,
         ProviderPart,
         Request,
+        ServerTool,
         Settings,
         Text,
         ToolCall,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .server_tools import server_tool
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
@@ -58,6 +60,7 @@ _LAZY: dict[str, str] = {
     "Request": "messages",
     "RunContext": "hooks",
     "RunResult": "loop",
+    "ServerTool": "messages",
     "Settings": "messages",
     "Text": "messages",
     "Tool": "tools",
@@ -72,6 +75,7 @@ _LAZY: dict[str, str] = {
     "UseTool": "messages",
     "arun": "loop",
     "run": "loop",
+    "server_tool": "server_tools",
     "tool": "tools",
 }
 

@@ -1,11 +1,16 @@
-"""How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``."""
+"""How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``.
+
+Server tools (run by the provider) are shown from the model's answer: the call with its query, how many
+results came back, and the sources the answer cites.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..events import Event, ToolFinished
+from ..events import Event, ModelResponded, ToolFinished
+from ..server_tools import describe
 
 __all__ = ["Renderer", "format_call"]
 
@@ -26,6 +31,9 @@ class Renderer:
         self.out = out
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ModelResponded):
+            for line in describe(event.response.message):
+                print(f"[step {event.step}] {line}", file=self.out, flush=True)
         if isinstance(event, ToolFinished):
             call, result = event.call, event.result
             text = result.text.replace("\n", " ")

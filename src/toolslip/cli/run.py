@@ -23,6 +23,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-steps", type=int, default=8, help="hard limit on model calls (default 8)")
     p.add_argument("--system", help="a system prompt")
     p.add_argument("--json", action="store_true", help="print the whole transcript as JSON on stdout")
+    p.add_argument(
+        "--server-tool",
+        action="append",
+        default=[],
+        metavar="KIND[=JSON]",
+        help="a tool the provider runs, e.g. web_search or 'web_search={\"max_uses\": 3}' (repeatable)",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -37,14 +44,19 @@ def _handle(args: argparse.Namespace) -> int:
     model, why = default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
-    agent = Agent(model=model, tools=tools, system=args.system, max_steps=args.max_steps)
+    server_tools = [_server_tool(text) for text in args.server_tool]
+    agent = Agent(model=model, tools=tools, system=args.system, max_steps=args.max_steps, server_tools=server_tools)
     renderer = Renderer(out)
     result = asyncio.run(agent.arun(args.question, on_event=renderer))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
     else:
         print(f"\n{result.output}" if result.output else "", file=out)
-    print(f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls]", file=out)
+    served = "".join(f", {n} {key}" for key, n in result.usage.server_tool_use.items() if n)
+    print(
+        f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls{served}]",
+        file=out,
+    )
     if result.ok:
         return EXIT_OK
     return EXIT_MAX_STEPS if result.stop_reason == "max_steps" else EXIT_STOPPED
@@ -58,6 +70,25 @@ def _transcript_json(result: Any) -> dict[str, Any]:
         "stop_reason": result.stop_reason,
         "steps": result.steps,
         "output": result.output,
-        "usage": {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens},
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "server_tool_use": dict(result.usage.server_tool_use),
+        },
         "messages": [message_to_dict(m) for m in result.messages],
     }
+
+
+def _server_tool(text: str) -> Any:
+    """``web_search`` or ``web_search={"max_uses": 3}`` as a ServerTool (a ConfigError says what is wrong)."""
+    from ..errors import ConfigError
+    from ..server_tools import server_tool
+
+    kind, _, options = text.partition("=")
+    try:
+        parsed = json.loads(options) if options else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--server-tool {text!r}: the options after '=' are not JSON ({exc.msg})") from None
+    if not isinstance(parsed, dict):
+        raise ConfigError(f"--server-tool {text!r}: the options after '=' must be a JSON object")
+    return server_tool(kind.strip(), **parsed)
