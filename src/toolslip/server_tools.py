@@ -304,7 +304,7 @@ def declared_server_tools(format_name: str, tools: Iterable[Mapping[str, Any]], 
                 found.append(kind)
         elif kind not in ("function", "custom"):
             found.append(kind)  # OpenAI: every non-function tool is hosted by OpenAI
-    found += [key for key in _HOSTED_BODY_FIELDS.get(format_name, ()) if body.get(key)]
+    found += [key for key in _HOSTED_BODY_FIELDS.get(format_name, ()) if key in body]
     return found
 
 

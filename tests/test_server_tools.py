@@ -1,0 +1,274 @@
+"""Server tools next to client tools: declarations, the loop with golden Anthropic answers, the CLI lines."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolslip
+from toolslip import Agent, CannotExpress, ConfigError, Request, ServerTool, Tool, Toolbox
+from toolslip.cli.render import Renderer
+from toolslip.events import Event, ToolStarted
+from toolslip.formats import anthropic, openai_chat
+from toolslip.messages import Message, ProviderPart, ToolResult
+from toolslip.server_tools import anthropic_betas, declared_server_tools, describe, render, server_tool
+from toolslip.testing import ScriptedModel
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def golden(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / "anthropic" / f"{name}.json").read_text())
+    return data
+
+
+def wire_request(request: Request, model: str) -> dict[str, Any]:
+    """The body a provider would POST for what the loop asked (the loop leaves the model name to it)."""
+    return anthropic.request_to_wire(replace(request, model=model))
+
+
+def dumped(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode()
+
+
+# --- declarations --------------------------------------------------------------------------------------
+
+CASES = json.loads((FIXTURES / "server_tools" / "declarations.json").read_text())["cases"]
+
+
+def declare(spec: dict[str, Any]) -> ServerTool:
+    options = dict(spec)
+    return server_tool(options.pop("kind"), **options)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[json.dumps(c["declare"])[:60] for c in CASES])
+@pytest.mark.parametrize("format_name", ["anthropic", "openai-responses"])
+def test_declarations_render_to_each_providers_spelling(case: dict[str, Any], format_name: str) -> None:
+    tool = declare(case["declare"])
+    expected = case[format_name]
+    if "error" in expected:
+        with pytest.raises(CannotExpress, match=expected["error"].replace("(", r"\(").replace(")", r"\)")):
+            render([tool], format_name)
+    else:
+        assert render([tool], format_name) == [expected]
+
+
+def test_server_tool_is_public_and_neutral() -> None:
+    tool = toolslip.server_tool("web_search", max_uses=3, allowed_domains=("a.org",), blocked_domains=None)
+    assert tool == ServerTool(kind="web_search", options={"max_uses": 3, "allowed_domains": ["a.org"]})
+
+
+@pytest.mark.parametrize(
+    ("kind", "options", "message"),
+    [
+        ("web_serch", {}, "unknown server tool 'web_serch'; known server tools: advisor, code_execution"),
+        ("web_search", {"max_use": 3}, r"web_search has no option 'max_use' \(its options: allowed_domains"),
+        ("web_search", {"allowed_domains": ["a.org"], "blocked_domains": ["b.org"]}, "not both"),
+        ("web_search", {"max_uses": 0}, "max_uses must be a positive whole number, got 0"),
+        ("web_search", {"allowed_domains": "python.org"}, "allowed_domains must be a list of strings"),
+        ("web_search", {"user_location": {"town": "Paris"}}, "user_location must be a mapping with keys among city"),
+        ("web_search", {"version": "latest"}, "version 'latest' is not a tool version such as '20260209'"),
+        ("tool_search", {"variant": "fuzzy"}, "variant must be 'regex' or 'bm25'"),
+        ("file_search", {}, r"file_search needs vector_store_ids=\.\.\."),
+        ("mcp", {"server_label": "x"}, r"mcp needs server_url=\.\.\."),
+        ("advisor", {}, r"advisor needs model=\.\.\."),
+    ],
+)
+def test_bad_declarations_say_what_to_fix(kind: str, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        server_tool(kind, **options)
+
+
+def test_chat_completions_has_no_server_tools() -> None:
+    request = Request(model="gpt-4o", messages=(Message.user("hi"),), server_tools=(server_tool("web_search"),))
+    with pytest.raises(CannotExpress, match="the openai-chat format has no server tools .*web_search_options"):
+        openai_chat.request_to_wire(request)
+    assert "tools" not in openai_chat.request_to_wire(replace(request, server_tools=()))
+
+
+def test_an_anthropic_version_must_be_a_date() -> None:
+    with pytest.raises(CannotExpress, match="Anthropic tool versions are dates such as 20260318, not 'preview'"):
+        render([server_tool("web_search", version="preview")], "anthropic")
+    assert render([server_tool("web_search", version="preview")], "openai-responses") == [
+        {"type": "web_search_preview"}
+    ]
+
+
+def test_only_beta_tools_ask_for_a_beta_header() -> None:
+    assert anthropic_betas([server_tool("web_search"), server_tool("code_execution")]) == []
+    tools = [server_tool("advisor", model="claude-opus-4-6"), server_tool("web_fetch")]
+    assert anthropic_betas(tools) == ["advisor-tool-2026-03-01"]
+
+
+def test_anthropic_body_lists_client_then_server_then_verbatim_tools() -> None:
+    request = Request(
+        model="m",
+        messages=(Message.user("hi"),),
+        tools=(toolslip.ToolSpec(name="f", description="d", parameters={"type": "object"}),),
+        server_tools=(server_tool("web_search", max_uses=1),),
+        extra_tools=({"type": "bash_20250124", "name": "bash"},),
+    )
+    assert [t.get("type", "custom") for t in anthropic.request_to_wire(request)["tools"]] == [
+        "custom",
+        "web_search_20250305",
+        "bash_20250124",
+    ]
+
+
+def test_server_declarations_are_recognised_in_wire_requests() -> None:
+    tools = [
+        {"type": "web_search_20260209", "name": "web_search"},
+        {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+        {"type": "bash_20250124", "name": "bash"},  # an Anthropic-defined tool the client runs
+        {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"},
+    ]
+    assert declared_server_tools("anthropic", tools, {"mcp_servers": [{"type": "url"}]}) == [
+        "web_search_20260209",
+        "tool_search_tool_bm25_20251119",
+        "mcp_servers",
+    ]
+    hosted = [{"type": "web_search"}, {"type": "custom", "name": "grammar"}]
+    assert declared_server_tools("openai-chat", hosted, {"web_search_options": {}}) == [
+        "web_search",
+        "web_search_options",
+    ]
+
+
+# --- the loop with golden Anthropic answers ------------------------------------------------------------
+
+
+def weather_tool(calls: list[dict[str, Any]]) -> Tool:
+    schema = golden("server_web_search")["request"]["tools"][0]
+
+    def get_weather(city: str) -> str:
+        calls.append({"city": city})
+        return f"{city}: 18°C, light rain"
+
+    return Tool.from_schema(schema["name"], schema["description"], schema["input_schema"], get_weather)
+
+
+async def test_a_mixed_turn_runs_only_the_client_tool_and_sends_server_blocks_back_unchanged() -> None:
+    data = golden("server_web_search")
+    model = ScriptedModel([anthropic.response_from_wire(data["response"]), "It is 18°C and raining in Petoskey."])
+    calls: list[dict[str, Any]] = []
+    events: list[Event] = []
+    agent = Agent(
+        model=model, tools=Toolbox([weather_tool(calls)]), server_tools=[server_tool("web_search", max_uses=3)]
+    )
+
+    result = await agent.arun(data["request"]["messages"][0]["content"], on_event=events.append)
+
+    assert result.ok and result.output == "It is 18°C and raining in Petoskey."
+    assert calls == [{"city": "Petoskey"}]  # the server's web search was not run here
+    assert [e.call.name for e in events if isinstance(e, ToolStarted)] == ["get_weather"]
+    first, second = (wire_request(r, data["request"]["model"]) for r in model.requests)
+    assert first == data["request"]  # client and server tools declared side by side
+    assert second["tools"] == data["request"]["tools"]  # and again on the next step
+    user, assistant, results = second["messages"]
+    assert dumped(assistant["content"]) == dumped(data["response"]["content"])  # byte for byte
+    assert results == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+                "content": "Petoskey: 18°C, light rain",
+            }
+        ],
+    }
+    answered = [p.call_id for m in result.messages for p in m.parts if isinstance(p, ToolResult)]
+    assert answered == ["toolu_01T1x1fJ34qAmk2tNTrN7Up6"]  # the srvtoolu_ call is never answered
+    assert result.tool_calls == 1
+    assert result.usage.server_tool_use == {"web_search_requests": 1, "web_fetch_requests": 0}
+    assert result.usage.input_tokens == 6039
+
+
+async def test_pause_turn_is_continued_until_the_final_answer() -> None:
+    data = golden("server_pause_turn")
+    turns = [anthropic.response_from_wire(data["response"]), anthropic.response_from_wire(data["final"])]
+    model = ScriptedModel(turns)
+    search = server_tool("web_search", max_uses=5, allowed_domains=["python.org"])
+    agent = Agent(model=model, server_tools=[search])
+
+    result = await agent.arun(data["request"]["messages"][0]["content"])
+
+    assert (result.stop_reason, result.steps, result.tool_calls) == ("completed", 2, 0)
+    assert result.output == (
+        "The latest release is Python 3.14: it adds template string literals and deferred evaluation of annotations."
+    )
+    first, second = (wire_request(r, data["request"]["model"]) for r in model.requests)
+    assert first == data["request"]
+    # As the documentation prescribes: the paused turn goes back as the last assistant message, unchanged.
+    assert dumped(second) == dumped(data["followup"])
+    assert result.usage.server_tool_use == {"web_search_requests": 2, "web_fetch_requests": 0}
+    assert result.usage.input_tokens == 2210 + 3105
+
+
+async def test_pause_turn_counts_against_the_step_limit() -> None:
+    data = golden("server_pause_turn")
+    model = ScriptedModel([anthropic.response_from_wire(data["response"])])
+    agent = Agent(model=model, max_steps=1, server_tools=[server_tool("web_search")])
+
+    result = await agent.arun("What changed in the latest Python release?")
+
+    assert (result.stop_reason, result.steps, len(model.requests)) == ("max_steps", 1, 1)
+    assert not any(m.role == "tool" for m in result.messages)  # nothing to answer: no client call was made
+
+
+# --- what the CLI shows ----------------------------------------------------------------------------------
+
+
+async def test_the_cli_shows_query_results_and_citations() -> None:
+    data = golden("server_web_search")
+    model = ScriptedModel([anthropic.response_from_wire(data["response"]), "Done."])
+    out = io.StringIO()
+    agent = Agent(model=model, tools=Toolbox([weather_tool([])]), server_tools=[server_tool("web_search")])
+
+    await agent.arun("When was Claude Shannon born?", on_event=Renderer(out))
+
+    assert out.getvalue().splitlines()[:4] == [
+        "[step 1] web_search(query='claude shannon birth date') [server]",
+        "[step 1]   -> 2 results: en.wikipedia.org, britannica.com",
+        "[step 1]   [1] Claude Shannon - Wikipedia <https://en.wikipedia.org/wiki/Claude_Shannon>: "
+        "Claude Elwood Shannon (April 30, 1916 – February 24, 2001) was an American mathe…",
+        "[step 1] get_weather(city='Petoskey') → Petoskey: 18°C, light rain",
+    ]
+
+
+def provider_message(fmt: str, *blocks: dict[str, Any]) -> Message:
+    return Message(role="assistant", parts=tuple(ProviderPart(format=fmt, data=b) for b in blocks))
+
+
+def test_describe_reports_errors_fetches_code_and_hosted_items() -> None:
+    anthropic_blocks = provider_message(
+        "anthropic",
+        {"type": "web_search_tool_result", "content": {"type": "x", "error_code": "max_uses_exceeded"}},
+        {"type": "web_fetch_tool_result", "content": {"type": "web_fetch_result", "url": "https://a.org/x"}},
+        {
+            "type": "bash_code_execution_tool_result",
+            "tool_use_id": "s3",
+            "content": {"type": "bash_code_execution_result", "stdout": "42\n", "stderr": "", "return_code": 0},
+        },
+    )
+    assert describe(anthropic_blocks) == [
+        "  -> error: max_uses_exceeded",
+        "  -> fetched https://a.org/x",
+        "  -> exit code 0: 42",
+    ]
+    # Responses hosted items (spelled as in the Responses API reference), kept as provider parts.
+    responses_items = provider_message(
+        "openai-responses",
+        {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}},
+        {"type": "mcp_call", "server_label": "dmcp", "name": "roll", "arguments": '{"dice":"2d4 + 1"}', "output": "4"},
+        {"type": "file_search_call", "status": "completed", "queries": ["deep research"], "results": None},
+    )
+    assert describe(responses_items) == [
+        "web_search(query='q') [server]",
+        'dmcp.roll({"dice":"2d4 + 1"}) [server]',
+        "file_search(queries=['deep research']) [server]",
+    ]
