@@ -220,6 +220,13 @@ async def test_pause_turn_counts_against_the_step_limit() -> None:
     assert not any(m.role == "tool" for m in result.messages)  # nothing to answer: no client call was made
 
 
+async def test_the_one_call_entry_point_declares_server_tools() -> None:
+    model = ScriptedModel(["ok"])
+    search = server_tool("web_search", max_uses=1)
+    assert (await toolslip.arun(model, "hi", server_tools=[search])).output == "ok"
+    assert model.requests[0].server_tools == (search,)
+
+
 # --- what the CLI shows ----------------------------------------------------------------------------------
 
 
@@ -255,10 +262,16 @@ def test_describe_reports_errors_fetches_code_and_hosted_items() -> None:
             "content": {"type": "bash_code_execution_result", "stdout": "42\n", "stderr": "", "return_code": 0},
         },
     )
-    assert describe(anthropic_blocks) == [
+    found = {
+        "type": "tool_search_tool_search_result",
+        "tool_references": [{"type": "tool_reference", "tool_name": "f"}],
+    }
+    searched = provider_message("anthropic", {"type": "tool_search_tool_result", "content": found})
+    assert describe(anthropic_blocks) + describe(searched) == [
         "  -> error: max_uses_exceeded",
         "  -> fetched https://a.org/x",
         "  -> exit code 0: 42",
+        "  -> found tools: f",
     ]
     # Responses hosted items (spelled as in the Responses API reference), kept as provider parts.
     responses_items = provider_message(
@@ -272,3 +285,27 @@ def test_describe_reports_errors_fetches_code_and_hosted_items() -> None:
         'dmcp.roll({"dice":"2d4 + 1"}) [server]',
         "file_search(queries=['deep research']) [server]",
     ]
+
+
+# --- the command line ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("web_serch", "toolslip run: unknown server tool 'web_serch'; known server tools: advisor,"),
+        ("web_search={max_uses: 3}", "toolslip run: --server-tool 'web_search={max_uses: 3}': the options after"),
+        ("web_search=[3]", "the options after '=' must be a JSON object"),
+        ('web_search={"max_uses": -1}', "server tool web_search: max_uses must be a positive whole number, got -1"),
+    ],
+)
+def test_a_bad_server_tool_option_is_one_sentence(
+    option: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolslip.cli import EXIT_ERROR, main
+
+    tools = tmp_path / "tools.py"
+    tools.write_text("")
+    assert main(["run", str(tools), "question", "--server-tool", option]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -40,11 +40,11 @@ def _handle(args: argparse.Namespace) -> int:
     if args.max_steps < 1:
         print("toolslip run: --max-steps must be at least 1", file=sys.stderr)
         return EXIT_ERROR
+    server_tools = [_server_tool(text) for text in args.server_tool]
     tools = load_tools_file(args.tools)
     model, why = default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
-    server_tools = [_server_tool(text) for text in args.server_tool]
     agent = Agent(model=model, tools=tools, system=args.system, max_steps=args.max_steps, server_tools=server_tools)
     renderer = Renderer(out)
     result = asyncio.run(agent.arun(args.question, on_event=renderer))
