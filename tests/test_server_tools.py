@@ -71,6 +71,7 @@ def test_server_tool_is_public_and_neutral() -> None:
         ("web_search", {"allowed_domains": ["a.org"], "blocked_domains": ["b.org"]}, "not both"),
         ("web_search", {"max_uses": 0}, "max_uses must be a positive whole number, got 0"),
         ("web_search", {"allowed_domains": "python.org"}, "allowed_domains must be a list of strings"),
+        ("web_search", {"blocked_domains": 3}, "blocked_domains must be a list of strings, got 3"),
         ("web_search", {"user_location": {"town": "Paris"}}, "user_location must be a mapping with keys among city"),
         ("web_search", {"version": "latest"}, "version 'latest' is not a tool version such as '20260209'"),
         ("tool_search", {"variant": "fuzzy"}, "variant must be 'regex' or 'bm25'"),

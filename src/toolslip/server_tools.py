@@ -128,7 +128,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "mcp": ("server_label",),
     "advisor": ("model",),
 }
-_INTS = frozenset({"max_uses", "max_content_tokens", "max_num_results", "partial_images", "output_compression"})
+_INTS = frozenset({"max_uses", "max_content_tokens", "max_num_results"})
 _STR_LISTS = frozenset({"allowed_domains", "blocked_domains", "vector_store_ids", "file_ids"})
 _LOCATION_KEYS = frozenset({"city", "region", "country", "timezone"})
 _VERSION = re.compile(r"\d{8}|\d{4}_\d{2}_\d{2}|preview")
@@ -147,10 +147,11 @@ def server_tool(
         raise ConfigError(f"unknown server tool {kind!r}; known server tools: {', '.join(KINDS)}")
     accepted = _options_of(kind)
     given = {k: v for k, v in options.items() if v is not None}
-    for key in sorted(given.keys() - accepted):
+    unknown = sorted(given.keys() - accepted)
+    if unknown:
         known = ", ".join(sorted(accepted)) or "none"
         raise ConfigError(
-            f"server tool {kind} has no option {key!r} (its options: {known}); "
+            f"server tool {kind} has no option {unknown[0]!r} (its options: {known}); "
             "put wire fields this library does not know in extra={...}"
         )
     for key in _REQUIRED.get(kind, ()):
@@ -175,10 +176,10 @@ def _options_of(kind: str) -> frozenset[str]:
 
 def _checked(kind: str, key: str, value: Any) -> Any:
     where = f"server tool {kind}: {key}"
-    if key in _INTS and (type(value) is not int or value < (0 if key == "output_compression" else 1)):
+    if key in _INTS and (type(value) is not int or value < 1):
         raise ConfigError(f"{where} must be a positive whole number, got {value!r}")
     if key in _STR_LISTS:
-        if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where} must be a list of strings, got {value!r}")
         return list(value)
     if key == "user_location":
@@ -271,6 +272,8 @@ def _refuse_options(tool: ServerTool, accepted: frozenset[str], provider: str) -
 
 def _where(kind: str) -> str:
     formats = [name for name, table in ((ANTHROPIC, _ANTHROPIC), (RESPONSES, _RESPONSES)) if kind in table]
+    if not formats:
+        return f"no format has one (known server tools: {', '.join(KINDS)})"
     return f"it is available with the {' and '.join(formats)} format"
 
 
