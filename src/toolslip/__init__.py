@@ -18,8 +18,10 @@ if TYPE_CHECKING:
         CannotExpress,
         ConfigError,
         FormatError,
+        McpError,
         ProviderError,
         ToolDefinitionError,
+        ToolError,
         ToolslipError,
     )
     from .hooks import Hook, RunContext, ToolAnswer
@@ -41,8 +43,12 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .policy import TaintGate
+    from .search import ToolIndex, ToolSearch
+    from .secrets import SecretGuard
     from .serial import SerialSideEffects
     from .server_tools import server_tool
+    from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
@@ -61,6 +67,7 @@ _LAZY: dict[str, str] = {
     "Hook": "hooks",
     "Image": "messages",
     "Journal": "journal",
+    "McpError": "errors",
     "Message": "messages",
     "Model": "model",
     "ModelResponse": "messages",
@@ -69,15 +76,21 @@ _LAZY: dict[str, str] = {
     "Request": "messages",
     "RunContext": "hooks",
     "RunResult": "loop",
+    "SecretGuard": "secrets",
     "SerialSideEffects": "serial",
     "ServerTool": "messages",
     "Settings": "messages",
+    "Spotlight": "spotlight",
+    "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
     "ToolAnswer": "hooks",
     "ToolCall": "messages",
     "ToolDefinitionError": "errors",
+    "ToolError": "errors",
+    "ToolIndex": "search",
     "ToolResult": "messages",
+    "ToolSearch": "search",
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",

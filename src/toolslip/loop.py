@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
-from .errors import ArgumentError
+from .errors import ArgumentError, ToolError
 from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult, Usage
@@ -272,6 +272,10 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
             output = await tool.invoke(call.arguments)
     except ArgumentError as exc:
         return error(f"{exc}. Fix these arguments and call {tool.name} again.")
+    except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
+        return ToolResult(
+            call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output
+        )
     except TimeoutError:
         return error(f"{tool.name} timed out after {tool.timeout:g} s and was cancelled.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash

@@ -1,4 +1,5 @@
-"""How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``.
+"""How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``,
+and one per decision of a policy hook (the injection gate, the secret guard).
 
 Server tools (run by the provider) are shown from the model's answer: the call with its query, how many
 results came back, and the sources the answer cites.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..events import Event, ModelResponded, ToolFinished
+from ..events import Event, GateDecided, ModelResponded, ToolFinished
 from ..server_tools import describe
 
 __all__ = ["Renderer", "format_call"]
@@ -34,6 +35,10 @@ class Renderer:
         if isinstance(event, ModelResponded):
             for line in describe(event.response.message):
                 print(f"[step {event.step}] {line}", file=self.out, flush=True)
+        if isinstance(event, GateDecided):
+            from ..policy import describe_decision
+
+            print(f"[step {event.step}] {describe_decision(event)}", file=self.out, flush=True)
         if isinstance(event, ToolFinished):
             call, result = event.call, event.result
             text = result.text.replace("\n", " ")
