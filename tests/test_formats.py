@@ -11,6 +11,7 @@ from typing import Any
 import anthropic.types
 import pytest
 from openai.types.chat import ChatCompletion
+from openai.types.responses import Response
 from pydantic import BaseModel
 
 from toolslip.errors import FormatError
@@ -39,13 +40,18 @@ def test_get_format_returns_the_named_module() -> None:
 
 
 def test_an_unknown_format_lists_the_known_ones() -> None:
-    with pytest.raises(FormatError, match=r"unknown wire format 'openai'; known formats: anthropic, openai-chat"):
+    with pytest.raises(FormatError, match=r"unknown wire format 'openai'; known formats: anthropic, openai-chat, openai-functions, openai-responses"):
         get_format("openai")
 
 
 # --- golden JSON: reading and writing back in the same format is identity -----------------------------
 
-SDK_RESPONSE: dict[str, type[BaseModel]] = {"openai-chat": ChatCompletion, "anthropic": anthropic.types.Message}
+SDK_RESPONSE: dict[str, type[BaseModel]] = {
+    "openai-chat": ChatCompletion,
+    "anthropic": anthropic.types.Message,
+    "openai-functions": ChatCompletion,
+    "openai-responses": Response,
+}
 GOLDEN = [
     (name, path, key)
     for name in FORMATS
@@ -59,7 +65,7 @@ GOLDEN_IDS = [f"{name}:{path.stem}:{key}" for name, path, key in GOLDEN]
 def test_same_format_round_trip_is_identity(name: str, path: Path, key: str) -> None:
     fmt = get_format(name)
     wire = json.loads(path.read_text())[key]
-    if "messages" in wire:
+    if "messages" in wire or "input" in wire:
         assert fmt.request_to_wire(fmt.request_from_wire(wire)) == wire
     else:
         assert fmt.response_to_wire(fmt.response_from_wire(wire)) == wire
