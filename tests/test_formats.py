@@ -40,7 +40,8 @@ def test_get_format_returns_the_named_module() -> None:
 
 
 def test_an_unknown_format_lists_the_known_ones() -> None:
-    with pytest.raises(FormatError, match=r"unknown wire format 'openai'; known formats: anthropic, openai-chat, openai-functions, openai-responses"):
+    known = "anthropic, openai-chat, openai-functions, openai-responses"
+    with pytest.raises(FormatError, match=rf"unknown wire format 'openai'; known formats: {known}"):
         get_format("openai")
 
 
