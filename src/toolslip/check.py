@@ -308,9 +308,9 @@ def repair_messages(messages: Sequence[Message]) -> list[Message]:
     def take(position: int, call_id: str) -> ToolResult | None:
         mine = [k for k, (_, r) in enumerate(pool) if r.call_id == call_id and k not in used]
         after = [k for k in mine if pool[k][0] > position]
-        pick = (after or mine or [None])[0]
-        if pick is None:
+        if not mine:
             return None
+        pick = (after or mine)[0]
         used.add(pick)
         return pool[pick][1]
 
