@@ -32,7 +32,7 @@ from .hooks import Hook, RunContext
 from .messages import Message, Request, ToolResult
 from .schema import NAME_RULES
 
-__all__ = ["CheckHook", "CheckReport", "Problem", "check", "detect_format", "repair_messages"]
+__all__ = ["CheckHook", "CheckReport", "Problem", "check", "check_request", "detect_format", "repair_messages"]
 
 NOT_EXECUTED = "not executed: no result was recorded for this call"
 _SCHEMA_KEY = {"anthropic": "input_schema"}
@@ -343,20 +343,28 @@ def repair_messages(messages: Sequence[Message]) -> list[Message]:
 # --- the loop's debug mode --------------------------------------------------------------------------
 
 
+DEBUG_FORMATS = ("openai-chat", "anthropic")
+"""The two formats with the strictest pairing rules: what passes both, passes the others."""
+
+
+def check_request(request: Request, formats: Sequence[str] = DEBUG_FORMATS, where: str = "") -> None:
+    """Raise :class:`~toolslip.errors.FormatError` at the first problem ``request`` has in any of ``formats``."""
+    for fmt in formats:
+        report = check(get_format(fmt).request_to_wire(replace(request, model=request.model or "debug")), fmt)
+        if report.problems:
+            raise FormatError(f"{where}as {fmt}: {report.problems[0]}")
+
+
 class CheckHook(Hook):
     """Checks every request the loop is about to send, as each of ``formats`` would carry it.
 
-    ``Agent(debug=True)`` adds it. A problem raises :class:`~toolslip.errors.FormatError` before the
+    ``Agent(debug=True)`` does the same. A problem raises :class:`~toolslip.errors.FormatError` before the
     model is called, so a broken history fails at its cause instead of as an HTTP 400 later.
     """
 
-    def __init__(self, formats: Sequence[str] = ("openai-chat", "anthropic")) -> None:
+    def __init__(self, formats: Sequence[str] = DEBUG_FORMATS) -> None:
         self.formats = tuple(formats)
 
     async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
-        for fmt in self.formats:
-            wire = get_format(fmt).request_to_wire(replace(request, model=request.model or "debug"))
-            report = check(wire, fmt)
-            if report.problems:
-                raise FormatError(f"step {ctx.step}, as {fmt}: {report.problems[0]}")
+        check_request(request, self.formats, f"step {ctx.step}, ")
         return request
