@@ -10,6 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .checker import CheckHook, CheckReport, check
+    from .conversion import Conversion, Loss, convert
     from .effects import Effect
     from .errors import (
         ArgumentError,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .schema import NameMap, normalize_schema, normalize_tools
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
@@ -45,14 +48,19 @@ _LAZY: dict[str, str] = {
     "Agent": "loop",
     "ArgumentError": "errors",
     "CannotExpress": "errors",
+    "CheckHook": "checker",
+    "CheckReport": "checker",
     "ConfigError": "errors",
+    "Conversion": "conversion",
     "Effect": "effects",
     "FormatError": "errors",
     "Hook": "hooks",
     "Image": "messages",
+    "Loss": "conversion",
     "Message": "messages",
     "Model": "model",
     "ModelResponse": "messages",
+    "NameMap": "schema",
     "ProviderError": "errors",
     "ProviderPart": "messages",
     "Request": "messages",
@@ -71,6 +79,10 @@ _LAZY: dict[str, str] = {
     "Usage": "messages",
     "UseTool": "messages",
     "arun": "loop",
+    "check": "checker",
+    "convert": "conversion",
+    "normalize_schema": "schema",
+    "normalize_tools": "schema",
     "run": "loop",
     "tool": "tools",
 }

@@ -181,7 +181,7 @@ class Agent:
         for hook in self.hooks:
             request = await hook.prepare_request(ctx, request)
         if self.debug:
-            from .check import check_request
+            from .checker import check_request
 
             check_request(request, where=f"step {ctx.step}, ")
         ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))

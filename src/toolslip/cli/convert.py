@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..convert import convert
+    from ..conversion import convert
 
     data = load_json(args.file)
     result = convert(
