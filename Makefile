@@ -16,7 +16,14 @@ $(VENV)/.installed-$(EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
 	touch $@
 
-venv: $(VENV)/.installed-$(EXTRAS)
+# BFCL's function docs are test data (schema normalisation); only the data is needed, not its many
+# dependencies, which pip cannot express in an extra: hence --no-deps here.
+BFCL := bfcl-eval==2026.3.23
+$(VENV)/.installed-bfcl: | $(BIN)/python
+	$(BIN)/pip install -q --no-deps '$(BFCL)'
+	touch $@
+
+venv: $(VENV)/.installed-$(EXTRAS) $(VENV)/.installed-bfcl
 
 run: venv
 	$(BIN)/toolslip run examples/weather.py "$(QUESTION)"

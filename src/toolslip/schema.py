@@ -187,7 +187,9 @@ def _strict(schema: Mapping[str, Any], path: str) -> dict[str, Any]:
             raise _NotStrict(f"{path} is a free-form object (no properties); strict mode needs them listed")
         required = set(out.get("required", ()))
         out["properties"] = {
-            name: _strict(sub, f"{path}.properties.{name}") if name in required else _nullable(_strict(sub, path))
+            name: _strict(sub, f"{path}.properties.{name}")
+            if name in required
+            else _nullable(_strict(sub, f"{path}.properties.{name}"))
             for name, sub in props.items()
         }
         out["required"] = list(props)
