@@ -38,8 +38,8 @@ class Problem:
 class Turn:
     index: int
     kind: str  # "calls", "results" or "other"
-    calls: list[tuple[str, str]] = field(default_factory=list)  # (id, path)
-    results: list[tuple[str, str]] = field(default_factory=list)  # (call_id, path)
+    calls: list[tuple[str, str, int]] = field(default_factory=list)  # (id, path, message index)
+    results: list[tuple[str, str, int]] = field(default_factory=list)  # (call_id, path, message index)
 
 
 @dataclass
@@ -93,7 +93,7 @@ def scan_openai_chat(messages: list[Any], scan: Scan) -> None:
             continue
         role = message.get("role")
         if role == "tool":
-            scan.add(i, "results").results.append((str(message.get("tool_call_id") or ""), f"messages[{i}]"))
+            scan.add(i, "results").results.append((str(message.get("tool_call_id") or ""), f"messages[{i}]", i))
         elif role == "function":
             scan.problem(
                 i,
@@ -107,7 +107,7 @@ def scan_openai_chat(messages: list[Any], scan: Scan) -> None:
             turn = scan.add(i, "calls")
             for j, call in enumerate(message["tool_calls"]):
                 where = f"messages[{i}].tool_calls[{j}]"
-                turn.calls.append((str(call.get("id") or ""), where))
+                turn.calls.append((str(call.get("id") or ""), where, i))
                 _arguments_text(scan, call.get("function") or {}, "arguments", i, f"{where}.function.arguments")
         else:
             content = message.get("content")
@@ -157,7 +157,7 @@ def scan_anthropic(messages: list[Any], scan: Scan) -> None:
             if scan.fix:
                 block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": content or ""}
                 messages[i] = {"role": "user", "content": [block]}
-            scan.add(i, "results").results.append((str(message.get("tool_call_id") or ""), f"messages[{i}]"))
+            scan.add(i, "results").results.append((str(message.get("tool_call_id") or ""), f"messages[{i}]", i))
             continue
         uses = [(j, b) for j, b in enumerate(blocks) if isinstance(b, dict) and b.get("type") == "tool_use"]
         results = [(j, b) for j, b in enumerate(blocks) if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -173,11 +173,11 @@ def scan_anthropic(messages: list[Any], scan: Scan) -> None:
             turn = scan.add(i, "calls")
             for j, block in uses:
                 where = f"messages[{i}].content[{j}]"
-                turn.calls.append((str(block.get("id") or ""), where))
+                turn.calls.append((str(block.get("id") or ""), where, i))
                 _input_object(scan, block, i, f"{where}.input")
         elif results and role == "user":
             turn = scan.add(i, "results")
-            turn.results += [(str(b.get("tool_use_id") or ""), f"messages[{i}].content[{j}]") for j, b in results]
+            turn.results += [(str(b.get("tool_use_id") or ""), f"messages[{i}].content[{j}]", i) for j, b in results]
             if results[0][0] != 0 or len(results) != results[-1][0] + 1:
                 scan.problem(
                     i,
@@ -238,14 +238,14 @@ def scan_openai_functions(messages: list[Any], scan: Scan) -> None:
             name = str(fn.get("name") or "")
             cid = f"{name}#{i}"
             waiting.setdefault(name, []).append(cid)
-            scan.add(i, "calls").calls.append((cid, f"messages[{i}].function_call"))
+            scan.add(i, "calls").calls.append((cid, f"messages[{i}].function_call", i))
             _arguments_text(scan, fn, "arguments", i, f"messages[{i}].function_call.arguments")
         elif role == "function":
             name = str(message.get("name") or "")
             queue = waiting.get(name) or []
             if not queue:
                 orphans.append(i)
-            scan.add(i, "results").results.append((queue.pop(0) if queue else f"{name}#?", f"messages[{i}]"))
+            scan.add(i, "results").results.append((queue.pop(0) if queue else f"{name}#?", f"messages[{i}]", i))
         elif role == "tool" or message.get("tool_calls"):
             scan.problem(
                 i,
@@ -266,10 +266,10 @@ def scan_openai_responses(items: list[Any], scan: Scan) -> None:
     for i, item in enumerate(items):
         kind = item.get("type", "message" if "role" in item else None) if isinstance(item, dict) else None
         if kind == "function_call":
-            scan.add(i, "calls").calls.append((str(item.get("call_id") or ""), f"input[{i}]"))
+            scan.add(i, "calls").calls.append((str(item.get("call_id") or ""), f"input[{i}]", i))
             _arguments_text(scan, item, "arguments", i, f"input[{i}].arguments")
         elif kind == "function_call_output":
-            scan.add(i, "results").results.append((str(item.get("call_id") or ""), f"input[{i}]"))
+            scan.add(i, "results").results.append((str(item.get("call_id") or ""), f"input[{i}]", i))
         elif kind == "message" and item.get("role") == "tool":
             scan.problem(
                 i,

@@ -81,37 +81,39 @@ def check(data: object, fmt: str | None = None, *, fix: bool = False) -> CheckRe
 
 
 def detect_format(data: object) -> str:
-    """The wire format a request body or message list is most likely written in."""
+    """The wire format a request body or message list is most likely written in (``openai-chat`` if unsure)."""
     if isinstance(data, dict):
-        if "input" in data:
-            return "openai-responses"
-        if "functions" in data:
-            return "openai-functions"
-        if "system" in data:
-            return "anthropic"
+        hint = _body_hint(data)
+        if hint is not None:
+            return hint
         data = data.get("messages")
-    if isinstance(data, list):
-        dicts = [m for m in data if isinstance(m, dict)]
-        if any("type" in m and "role" not in m for m in dicts):
-            return "openai-responses"
-        if any("function_call" in m or m.get("role") == "function" for m in dicts):
-            return "openai-functions"
-        if any("tool_calls" in m or m.get("role") == "tool" for m in dicts):
-            return "openai-chat"
-        if _blocks_of(dicts, ("tool_use", "tool_result")):
-            return "anthropic"
-    return "openai-chat"
+    if not isinstance(data, list):
+        return "openai-chat"
+    dicts = [m for m in data if isinstance(m, dict)]
+    blocks = [b for m in dicts if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)]
+    votes = {
+        "openai-chat": sum("tool_calls" in m or m.get("role") == "tool" for m in dicts),
+        "openai-functions": sum("function_call" in m or m.get("role") == "function" for m in dicts),
+        "anthropic": sum(b.get("type") in ("tool_use", "tool_result") for b in blocks),
+        "openai-responses": sum("type" in m and "role" not in m for m in dicts),
+    }
+    best = max(votes, key=lambda k: votes[k])
+    return best if votes[best] else "openai-chat"
 
 
-def _blocks_of(messages: object, kinds: Sequence[str]) -> bool:
-    if not isinstance(messages, list):
-        return False
-    return any(
-        isinstance(b, dict) and b.get("type") in kinds
-        for m in messages
-        if isinstance(m, dict) and isinstance(m.get("content"), list)
-        for b in m["content"]
-    )
+def _body_hint(body: Json) -> str | None:
+    if "input" in body:
+        return "openai-responses"
+    if "functions" in body:
+        return "openai-functions"
+    if "system" in body:
+        return "anthropic"
+    tools = [t for t in body.get("tools") or () if isinstance(t, dict)]
+    if any("input_schema" in t for t in tools):
+        return "anthropic"
+    if any("function" in t for t in tools):
+        return "openai-chat"
+    return None
 
 
 def _items(data: object, fmt: str) -> list[Any]:
@@ -188,18 +190,18 @@ def _declaration(tool: Json, fmt: str, path: str, scan: Scan) -> Json | None:
 
 
 def _check_pairing(turns: list[Turn], scan: Scan) -> None:
-    calls_at = {cid: t.index for t in turns for cid, _ in t.calls if cid}
-    answered_anywhere = {cid for t in turns for cid, _ in t.results}
-    made = Counter(cid for t in turns for cid, _ in t.calls)
+    calls_at = {cid: at for t in turns for cid, _, at in t.calls if cid}
+    answered_anywhere = {cid for t in turns for cid, _, _ in t.results}
+    made = Counter(cid for t in turns for cid, _, _ in t.calls)
     answered: Counter[str] = Counter()
     seen: set[str] = set()
     for n, turn in enumerate(turns):
-        for cid, path in turn.calls:
+        for cid, path, at in turn.calls:
             if not cid:
-                scan.problem(turn.index, path, "missing_id", "a call without an id", "give every call a unique id")
+                scan.problem(at, path, "missing_id", "a call without an id", "give every call a unique id")
             elif cid in seen:
                 scan.problem(
-                    turn.index,
+                    at,
                     path,
                     "duplicate_id",
                     f"call id {cid!r} is used twice",
@@ -207,15 +209,15 @@ def _check_pairing(turns: list[Turn], scan: Scan) -> None:
                 )
             seen.add(cid)
         if turn.kind == "results":
-            expected = [cid for cid, _ in turns[n - 1].calls] if n and turns[n - 1].kind == "calls" else []
+            expected = [cid for cid, _, _ in turns[n - 1].calls] if n and turns[n - 1].kind == "calls" else []
             _check_results(turn, expected, calls_at, made, answered, scan)
         if turn.kind == "calls":
             following = turns[n + 1] if n + 1 < len(turns) and turns[n + 1].kind == "results" else None
-            got = {cid for cid, _ in following.results} if following else set()
-            for cid, path in turn.calls:
+            got = {cid for cid, _, _ in following.results} if following else set()
+            for cid, path, at in turn.calls:
                 if cid and cid not in got and cid not in answered_anywhere:
                     scan.problem(
-                        turn.index,
+                        at,
                         path,
                         "missing_result",
                         f"call {cid!r} has no result",
@@ -228,23 +230,18 @@ def _check_results(
     turn: Turn, expected: list[str], calls_at: dict[str, int], made: Counter[str], answered: Counter[str], scan: Scan
 ) -> None:
     in_place: list[str] = []
-    for cid, path in turn.results:
+    for cid, path, at in turn.results:
         if not cid:
-            scan.problem(turn.index, path, "missing_id", "a result without a call id", "pair it with its call's id")
+            scan.problem(at, path, "missing_id", "a result without a call id", "pair it with its call's id")
         elif answered[cid] >= max(made[cid], 1):
             scan.problem(
-                turn.index,
-                path,
-                "duplicate_result",
-                f"a second result for call {cid!r}",
-                "keep one result per call",
-                True,
+                at, path, "duplicate_result", f"a second result for call {cid!r}", "keep one result per call", True
             )
         elif cid in expected:
             in_place.append(cid)
         elif cid in calls_at:
             scan.problem(
-                turn.index,
+                at,
                 path,
                 "not_adjacent",
                 f"the result of call {cid!r} is not right after its call (message {calls_at[cid]})",
@@ -253,7 +250,7 @@ def _check_results(
             )
         else:
             scan.problem(
-                turn.index,
+                at,
                 path,
                 "orphan_result",
                 f"a result for call {cid!r}, which no earlier assistant message made",
@@ -261,10 +258,12 @@ def _check_results(
                 True,
             )
         answered[cid] += 1
-    if in_place != [cid for cid in expected if cid in in_place]:
+    order = list(dict.fromkeys(in_place))
+    if order != [cid for cid in dict.fromkeys(expected) if cid in order]:
+        first = turn.results[0]
         scan.problem(
-            turn.index,
-            turn.results[0][1],
+            first[2],
+            first[1],
             "out_of_order",
             "results are not in the order of their calls",
             "send results in call order",
@@ -292,7 +291,9 @@ def _repair(data: object, fmt: str, problems: Sequence[Problem]) -> tuple[object
         else:
             fixed = wire.messages_to_wire(repair_messages(wire.messages_from_wire(data)))
     except FormatError as exc:
-        raise FormatError(f"cannot repair this transcript: {exc}") from exc
+        by_hand = [str(p) for p in problems if not p.fixable]
+        first = f"; fix by hand first: {by_hand[0]}" if by_hand else ""
+        raise FormatError(f"cannot repair this transcript ({exc}){first}") from exc
     return fixed, tuple(f"{p.path}: {p.fix}" for p in fixable)
 
 
