@@ -14,8 +14,9 @@ import argparse
 import itertools
 import json
 import statistics
-import time
 from collections.abc import Callable
+
+from formats import timed  # benchmarks/formats.py: the same timing loop
 
 from toolslip.conversion import convert
 from toolslip.formats import FORMATS, get_format
@@ -37,13 +38,6 @@ def conversation(n: int) -> Request:
         parameters={"type": "object", "properties": {"amount": {"type": "number"}, "currency": {"type": "string"}}},
     )
     return Request(model="m", messages=tuple(messages[:n]), tools=(spec,), settings=Settings(max_tokens=512))
-
-
-def timed(fn: Callable[[], object], repeat: int) -> float:
-    start = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return (time.perf_counter() - start) / repeat
 
 
 def main() -> None:
