@@ -14,16 +14,11 @@ $(BIN)/python:
 # Reinstall only when the dependency list changes.
 $(VENV)/.installed-$(EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
+	# BFCL's function docs and questions as data only (its own dependencies are heavy and unused here)
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
 	touch $@
 
-# BFCL's function docs are test data (schema normalisation); only the data is needed, not its many
-# dependencies, which pip cannot express in an extra: hence --no-deps here.
-BFCL := bfcl-eval==2026.3.23
-$(VENV)/.installed-bfcl: | $(BIN)/python
-	$(BIN)/pip install -q --no-deps '$(BFCL)'
-	touch $@
-
-venv: $(VENV)/.installed-$(EXTRAS) $(VENV)/.installed-bfcl
+venv: $(VENV)/.installed-$(EXTRAS)
 
 run: venv
 	$(BIN)/toolslip run examples/weather.py "$(QUESTION)"

@@ -10,19 +10,24 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .approval import Approval, ApprovalRequest, Decision
     from .checker import CheckHook, CheckReport, check
     from .conversion import Conversion, Loss, convert
+    from .dedup import Dedup
     from .effects import Effect
     from .errors import (
         ArgumentError,
         CannotExpress,
         ConfigError,
         FormatError,
+        McpError,
         ProviderError,
         ToolDefinitionError,
+        ToolError,
         ToolslipError,
     )
     from .hooks import Hook, RunContext, ToolAnswer
+    from .journal import Journal
     from .loop import Agent, RunResult, arun, run
     from .messages import (
         Image,
@@ -39,24 +44,35 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .policy import TaintGate
     from .schema import NameMap, normalize_schema, normalize_tools
+    from .search import ToolIndex, ToolSearch
+    from .secrets import SecretGuard
+    from .serial import SerialSideEffects
+    from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "Agent": "loop",
+    "Approval": "approval",
+    "ApprovalRequest": "approval",
     "ArgumentError": "errors",
     "CannotExpress": "errors",
     "CheckHook": "checker",
     "CheckReport": "checker",
     "ConfigError": "errors",
     "Conversion": "conversion",
+    "Decision": "approval",
+    "Dedup": "dedup",
     "Effect": "effects",
     "FormatError": "errors",
     "Hook": "hooks",
     "Image": "messages",
+    "Journal": "journal",
     "Loss": "conversion",
+    "McpError": "errors",
     "Message": "messages",
     "Model": "model",
     "ModelResponse": "messages",
@@ -66,13 +82,20 @@ _LAZY: dict[str, str] = {
     "Request": "messages",
     "RunContext": "hooks",
     "RunResult": "loop",
+    "SecretGuard": "secrets",
+    "SerialSideEffects": "serial",
     "Settings": "messages",
+    "Spotlight": "spotlight",
+    "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
     "ToolAnswer": "hooks",
     "ToolCall": "messages",
     "ToolDefinitionError": "errors",
+    "ToolError": "errors",
+    "ToolIndex": "search",
     "ToolResult": "messages",
+    "ToolSearch": "search",
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",
