@@ -79,3 +79,14 @@ def test_what_legacy_cannot_say_raises() -> None:
 def test_strict_has_no_spelling_and_is_left_out() -> None:
     spec = ToolSpec(name="w", description="d", parameters={"type": "object"}, strict=True)
     assert fmt.tools_to_wire([spec]) == [{"name": "w", "description": "d", "parameters": {"type": "object"}}]
+
+
+def test_a_replys_call_keeps_its_id_in_the_next_request() -> None:
+    fixture = load("weather")
+    reply = fmt.response_from_wire(fixture["response"])
+    followup = fmt.request_from_wire(fixture["followup"])
+    assert followup.messages[1].tool_calls[0].id == reply.message.tool_calls[0].id
+    assert followup.messages[2].tool_results[0].call_id == reply.message.tool_calls[0].id
+    twice = [{"role": "assistant", "content": None, "function_call": {"name": "w", "arguments": "{}"}}] * 2
+    first, second = (m.tool_calls[0].id for m in fmt.messages_from_wire(twice))
+    assert first != second  # the same call made again gets its own id

@@ -11,8 +11,9 @@ It is Chat Completions before tool calls existed, so this module translates to a
 What it cannot express is never dropped quietly. Several calls in one assistant message raise
 :class:`~toolslip.errors.CannotExpress`, unless the caller passes ``split=True``: then each call becomes its
 own assistant turn followed by its result (the model sees a sequence instead of a batch). Coming back,
-call ids are re-created deterministically from the message position, name and arguments, so reading the
-same body twice gives the same ids and results pair with their calls.
+call ids are re-created deterministically from the name, the arguments and how many identical calls came
+before, so reading the same body twice gives the same ids, a reply keeps its call's id when it comes back
+in the next request's history, and results pair with their calls.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ NAME = "openai-functions"
 _BODY_KEYS = frozenset({"functions", "function_call"})
 
 
-def call_id(position: int, name: str, arguments: str) -> str:
-    """The id given to a legacy call read from ``position``: stable, and distinct across positions."""
-    digest = hashlib.sha1(f"{position}\0{name}\0{arguments}".encode()).hexdigest()[:16]
+def call_id(name: str, arguments: str, repeat: int = 0) -> str:
+    """The id of the ``repeat``-th (from 0) call of ``name`` with exactly ``arguments`` in one history."""
+    digest = hashlib.sha1(f"{repeat}\0{name}\0{arguments}".encode()).hexdigest()[:16]
     return f"call_{digest}"
 
 
@@ -143,6 +144,7 @@ def _to_chat(items: list[Any], path: str) -> list[Json]:
     """Legacy messages in the Chat spelling: ids made up for calls, results paired to the last call by name."""
     out: list[Json] = []
     pending: dict[str, list[str]] = {}  # name -> ids of calls still waiting for a result
+    seen: dict[tuple[str, str], int] = {}  # (name, arguments) -> identical calls so far
     for i, raw in enumerate(items):
         where = f"{path}[{i}]"
         message = obj(raw, where)
@@ -151,7 +153,8 @@ def _to_chat(items: list[Any], path: str) -> list[Json]:
             fn = obj(message["function_call"], f"{where}.function_call")
             name = text(fn.get("name"), f"{where}.function_call.name")
             arguments = text(fn.get("arguments"), f"{where}.function_call.arguments")
-            cid = call_id(i, name, arguments)
+            repeat = seen[name, arguments] = seen.get((name, arguments), -1) + 1
+            cid = call_id(name, arguments, repeat)
             pending.setdefault(name, []).append(cid)
             call = {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
             out.append({**leftover(message, frozenset({"function_call"})), "tool_calls": [call]})
