@@ -110,3 +110,12 @@ def test_converting_to_the_same_format_is_identity_on_every_golden_body() -> Non
             for wire in json.loads(path.read_text()).values():
                 assert convert(wire, from_=name, to=name).data == wire
                 assert fmt.NAME == name
+
+
+def test_usage_counters_without_a_field_are_reported() -> None:
+    wire = fixture("anthropic/expenses", "response")
+    out = convert(wire, from_="anthropic", to="openai-chat")
+    assert out.data["usage"]["prompt_tokens"] == 150 + 256  # input + cache reads
+    assert [str(loss) for loss in out.lost] == [
+        "usage.cache_write_tokens: the cache-write token count (dropped: Chat usage has no field)"
+    ]

@@ -121,6 +121,8 @@ def convert(
         out = functions_request_to_wire(request, split=True) if _split(plan) else dst.request_to_wire(request)
     elif kind == "response":
         response = src.response_from_wire(data)
+        if response.usage.cache_write_tokens and to in _CHAT_FAMILY:
+            plan.note("usage.cache_write_tokens", "the cache-write token count", "dropped: Chat usage has no field")
         out = dst.response_to_wire(replace(response, message=_message(plan, response.message, "message")))
     elif kind == "messages":
         messages = _messages(plan, src.messages_from_wire(data))
