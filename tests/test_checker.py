@@ -259,6 +259,16 @@ def test_every_golden_request_passes(name: str) -> None:
                 assert check(body).problems == (), f"{path.name}:{key}"
 
 
+def test_responses_chained_by_previous_response_id_answer_calls_held_by_the_server() -> None:
+    body = {
+        "model": "m",
+        "tools": [{"type": "function", "name": "fx", "parameters": {}}],
+        "input": [{"type": "function_call_output", "call_id": "call_9", "output": "7.18"}],
+    }
+    assert codes(check(body)) == [(0, "orphan_result")]
+    assert check({**body, "previous_response_id": "resp_1"}).ok
+
+
 def test_server_tool_blocks_are_not_unanswered_calls() -> None:
     fixture = json.loads((FIXTURES / "anthropic" / "thinking_images.json").read_text())
     body = fixture["request"]

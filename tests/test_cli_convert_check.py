@@ -39,7 +39,7 @@ def test_convert_reports_losses_on_stderr(tmp_path: Path, capsys: pytest.Capture
     assert out == ""
     assert err == (
         "toolslip convert: message.parts[0]: anthropic block 'thinking' cannot be expressed in openai-responses; "
-        "pass on_loss='drop' to leave it out or on_loss='mark' to leave a visible trace\n"
+        "convert with on_loss='drop' (--on-loss drop) to leave it out, or 'mark' to leave a visible trace\n"
     )
     assert main(["convert", "--from", "anthropic", "--to", "openai-responses", "--on-loss", "drop", path]) == 0
     out, err = capsys.readouterr()

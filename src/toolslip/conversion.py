@@ -81,8 +81,8 @@ class _Plan:
         """
         if self.on_loss == "error":
             raise CannotExpress(
-                f"{what} cannot be expressed in {self.target}; pass on_loss='drop' to leave it out "
-                "or on_loss='mark' to leave a visible trace",
+                f"{what} cannot be expressed in {self.target}; convert with on_loss='drop' (--on-loss drop) "
+                "to leave it out, or 'mark' to leave a visible trace",
                 path,
             )
         keep = self.on_loss == "mark" and marked != "dropped"
