@@ -81,6 +81,8 @@ class Agent:
     """Cap on tool executions running at once, across all runs of this agent."""
     server_tools: Sequence[ServerTool] = ()
     """Tools the provider runs itself (``toolslip.server_tool``): declared on every step, never run here."""
+    debug: bool = False
+    """Check every request before sending it (``toolslip.check``); a broken history raises FormatError."""
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
 
@@ -187,6 +189,10 @@ class Agent:
         )
         for hook in self.hooks:
             request = await hook.prepare_request(ctx, request)
+        if self.debug:
+            from .checker import check_request
+
+            check_request(request, where=f"step {ctx.step}, ")
         ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
         response = None
         for hook in self.hooks:
