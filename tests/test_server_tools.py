@@ -310,3 +310,25 @@ def test_a_bad_server_tool_option_is_one_sentence(
     assert main(["run", str(tools), "question", "--server-tool", option]) == EXIT_ERROR
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# --- the transcript checker -------------------------------------------------------------------------------
+
+
+async def test_the_checker_does_not_count_server_blocks_as_unanswered_calls() -> None:
+    data = golden("server_web_search")
+    model = ScriptedModel([anthropic.response_from_wire(data["response"]), "Done."])
+    agent = Agent(
+        model=model,
+        tools=Toolbox([weather_tool([])]),
+        server_tools=[server_tool("web_search", max_uses=3)],
+        debug=True,  # the loop checks every request before sending it, as OpenAI Chat and as Anthropic
+    )
+    assert (await agent.arun("When was Claude Shannon born?")).ok
+    followup = wire_request(model.requests[1], "claude-sonnet-4-5")
+    assert toolslip.check(followup).problems == ()
+    # The same history without the client result: exactly one problem, about the client call only.
+    unanswered = {**followup, "messages": followup["messages"][:2]}
+    problems = toolslip.check(unanswered).problems
+    assert len(problems) == 1 and "toolu_01T1x1fJ34qAmk2tNTrN7Up6" in str(problems[0])
+    assert "srvtoolu" not in str(problems[0])
