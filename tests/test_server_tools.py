@@ -332,3 +332,66 @@ async def test_the_checker_does_not_count_server_blocks_as_unanswered_calls() ->
     problems = toolslip.check(unanswered).problems
     assert len(problems) == 1 and "toolu_01T1x1fJ34qAmk2tNTrN7Up6" in str(problems[0])
     assert "srvtoolu" not in str(problems[0])
+
+
+# --- toolslip serve, with the official SDKs as clients ----------------------------------------------------
+
+
+async def test_serve_answers_server_tools_in_each_providers_error_format() -> None:
+    import anthropic as anthropic_sdk
+    import openai
+
+    from toolslip.server import serve
+
+    model = ScriptedModel(["never asked"])
+    async with serve(model) as base:
+        claude = anthropic_sdk.AsyncAnthropic(base_url=base, api_key="not-needed", max_retries=0)
+        with pytest.raises(anthropic_sdk.BadRequestError) as bad_claude:
+            await claude.messages.create(
+                model="claude-sonnet-4-6",
+                max_tokens=100,
+                messages=[{"role": "user", "content": "When was Claude Shannon born?"}],
+                tools=[{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}],
+            )
+        oai = openai.AsyncOpenAI(base_url=f"{base}/v1", api_key="not-needed", max_retries=0)
+        with pytest.raises(openai.BadRequestError) as bad_openai:
+            await oai.chat.completions.create(
+                model="gpt-4o-search-preview",
+                messages=[{"role": "user", "content": "Top story today?"}],
+                web_search_options={},
+            )
+        await claude.close()
+        await oai.close()
+    assert model.requests == []  # refused before the model was asked
+    assert bad_claude.value.status_code == 400
+    assert bad_claude.value.body == {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "server tools are not available locally: web_search_20250305 would run on the provider's "
+            "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
+            "or send it to the provider.",
+        },
+    }
+    assert bad_openai.value.status_code == 400
+    error = bad_openai.value.body
+    assert isinstance(error, dict)
+    assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", "tools", None)
+    assert error["message"].startswith("server tools are not available locally: web_search_options would run")
+
+
+async def test_serve_still_runs_anthropic_defined_client_tools() -> None:
+    import anthropic as anthropic_sdk
+
+    from toolslip.server import serve
+
+    async with serve(ScriptedModel(["ok"])) as base:
+        claude = anthropic_sdk.AsyncAnthropic(base_url=base, api_key="not-needed", max_retries=0)
+        reply = await claude.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=100,
+            messages=[{"role": "user", "content": "list files"}],
+            tools=[{"type": "bash_20250124", "name": "bash"}],  # run by the client, so fine locally
+        )
+        await claude.close()
+    assert reply.content[0].type == "text" and reply.content[0].text == "ok"
