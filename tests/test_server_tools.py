@@ -395,3 +395,60 @@ async def test_serve_still_runs_anthropic_defined_client_tools() -> None:
         )
         await claude.close()
     assert reply.content[0].type == "text" and reply.content[0].text == "ok"
+
+
+# --- over HTTP: the bytes on the wire and the beta header -------------------------------------------------
+
+
+async def post_to_stub(answers: list[dict[str, Any]], agent_for: Any, prompt: str) -> list[tuple[bytes, str | None]]:
+    """Run the agent ``agent_for(base_url)`` builds against a loopback Anthropic stub; what each POST carried."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    seen: list[tuple[bytes, str | None]] = []
+
+    async def messages(http: web.Request) -> web.Response:
+        seen.append((await http.read(), http.headers.get("anthropic-beta")))
+        return web.json_response(answers[len(seen) - 1])
+
+    app = web.Application()
+    app.router.add_post("/v1/messages", messages)
+    async with TestServer(app, host="127.0.0.1") as server:
+        agent = agent_for(str(server.make_url("")).rstrip("/"))
+        assert (await agent.arun(prompt)).ok
+        await agent.model.aclose()
+    return seen
+
+
+async def test_over_http_the_paused_turn_goes_back_byte_for_byte() -> None:
+    import orjson
+
+    from toolslip.providers.anthropic import AnthropicModel
+
+    data = golden("server_pause_turn")
+    search = server_tool("web_search", max_uses=5, allowed_domains=["python.org"])
+
+    def agent_for(base: str) -> Agent:
+        return Agent(model=AnthropicModel("claude-sonnet-4-5", base_url=base, api_key="k"), server_tools=[search])
+
+    seen = await post_to_stub([data["response"], data["final"]], agent_for, data["followup"]["messages"][0]["content"])
+    (first, beta_first), (second, beta_second) = seen
+    assert orjson.loads(second) == data["followup"]
+    assert orjson.dumps(data["response"]["content"]) in second  # the paused blocks, byte for byte
+    assert (beta_first, beta_second) == (None, None)  # web search is generally available: no beta header
+
+
+async def test_a_beta_server_tool_adds_its_header_next_to_the_callers() -> None:
+    from toolslip.providers.anthropic import AnthropicModel
+
+    data = golden("server_pause_turn")
+    tools = [server_tool("web_search"), server_tool("advisor", model="claude-opus-4-6")]
+
+    def agent_for(base: str) -> Agent:
+        model = AnthropicModel("claude-sonnet-4-6", base_url=base, api_key="k", headers={"anthropic-beta": "own-beta"})
+        return Agent(model=model, server_tools=tools)
+
+    seen = await post_to_stub([data["final"]], agent_for, "What changed in the latest Python release?")
+    assert [beta for _, beta in seen] == ["own-beta,advisor-tool-2026-03-01"]
+    advisor = {"type": "advisor_20260301", "name": "advisor", "model": "claude-opus-4-6"}
+    assert json.loads(seen[0][0])["tools"][1] == advisor

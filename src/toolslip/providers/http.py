@@ -66,8 +66,13 @@ class HttpTransport:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncGenerator[None, None] | None = None
 
-    async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`."""
+    async def post_json(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`.
+
+        ``headers`` add to (or replace) the fixed headers for this call only.
+        """
         import aiohttp
         import orjson
 
@@ -77,7 +82,7 @@ class HttpTransport:
         attempt = 0
         while True:
             try:
-                async with session.post(url, data=data) as response:
+                async with session.post(url, data=data, headers=headers) as response:
                     raw = await response.read()
                     status = response.status
                     if status < 300:
@@ -247,8 +252,12 @@ class HttpModel:
     async def complete(self, request: Request) -> ModelResponse:
         if not request.model:
             request = dataclasses.replace(request, model=self.model)
-        answer = await self._http.post_json(self._path, self._wire.request_to_wire(request))
+        answer = await self._http.post_json(self._path, self._wire.request_to_wire(request), self.headers_for(request))
         return self._wire.response_from_wire(answer)
+
+    def headers_for(self, request: Request) -> Mapping[str, str] | None:
+        """Headers this one request needs beyond the fixed ones (none here; Anthropic betas, for one)."""
+        return None
 
     async def aclose(self) -> None:
         """Close the HTTP session (a new one is opened if the model is used again)."""
