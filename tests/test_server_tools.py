@@ -14,7 +14,7 @@ import toolslip
 from toolslip import Agent, CannotExpress, ConfigError, Request, ServerTool, Tool, Toolbox
 from toolslip.cli.render import Renderer
 from toolslip.events import Event, ToolStarted
-from toolslip.formats import anthropic, openai_chat
+from toolslip.formats import anthropic, openai_chat, openai_responses
 from toolslip.messages import Message, ProviderPart, ToolResult
 from toolslip.server_tools import anthropic_betas, declared_server_tools, describe, render, server_tool
 from toolslip.testing import ScriptedModel
@@ -226,6 +226,25 @@ async def test_the_one_call_entry_point_declares_server_tools() -> None:
     search = server_tool("web_search", max_uses=1)
     assert (await toolslip.arun(model, "hi", server_tools=[search])).output == "ok"
     assert model.requests[0].server_tools == (search,)
+
+
+async def test_a_responses_turn_keeps_hosted_items_and_runs_only_the_function_call() -> None:
+    data = json.loads((FIXTURES / "openai_responses" / "server_web_search.json").read_text())
+    model = ScriptedModel([openai_responses.response_from_wire(data["response"]), "It is 18°C in Petoskey."])
+    calls: list[dict[str, Any]] = []
+    search = server_tool("web_search", allowed_domains=["wikipedia.org"])
+    agent = Agent(model=model, tools=Toolbox([weather_tool(calls)]), server_tools=[search])
+
+    result = await agent.arun(data["request"]["input"][0]["content"])
+
+    assert result.ok and calls == [{"city": "Petoskey"}]
+    first, second = (openai_responses.request_to_wire(replace(r, model="gpt-4.1")) for r in model.requests)
+    assert first == data["request"]
+    assert second == data["followup"]
+    # The hosted web_search_call item goes back byte for byte (the message and the call are rebuilt from
+    # neutral parts: equal as JSON values, their keys in the format's own order).
+    assert dumped(second["input"][1]) == dumped(data["response"]["output"][0])
+    assert result.usage.server_tool_use == {"web_search_requests": 1}
 
 
 # --- what the CLI shows ----------------------------------------------------------------------------------
