@@ -471,3 +471,32 @@ async def test_a_beta_server_tool_adds_its_header_next_to_the_callers() -> None:
     assert [beta for _, beta in seen] == ["own-beta,advisor-tool-2026-03-01"]
     advisor = {"type": "advisor_20260301", "name": "advisor", "model": "claude-opus-4-6"}
     assert json.loads(seen[0][0])["tools"][1] == advisor
+
+
+def test_toolslip_run_shows_server_blocks_and_counts_searches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolslip import providers
+    from toolslip.cli import main
+
+    data = golden("server_web_search")
+    seen: list[Request] = []
+
+    def golden_model(model: str, **options: Any) -> ScriptedModel:
+        scripted = ScriptedModel([anthropic.response_from_wire(data["response"]), "Sunny."], name="golden")
+        scripted.requests = seen
+        return scripted
+
+    monkeypatch.setitem(providers._registry, "golden", golden_model)
+    tools = tmp_path / "tools.py"
+    tools.write_text(
+        "from toolslip import tool\n\n"
+        "@tool(effects='read_only')\ndef get_weather(city: str) -> str:\n    return 'rain'\n"
+    )
+    argv = ["run", str(tools), "When was Claude Shannon born?", "--model", "golden:x", "--no-journal"]
+    assert main([*argv, "--server-tool", 'web_search={"max_uses": 3}']) == 0
+    out = capsys.readouterr().out
+    assert "[step 1] web_search(query='claude shannon birth date') [server]\n" in out
+    assert "[step 1]   -> 2 results: en.wikipedia.org, britannica.com\n" in out
+    assert "tool calls, 1 web_search_requests; run " in out
+    assert seen[0].server_tools == (server_tool("web_search", max_uses=3),)
