@@ -177,8 +177,9 @@ def _stream_error(error: object) -> ProviderError:
     kind = error.get("type") if isinstance(error, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     status = _ERROR_STATUS.get(kind, 400) if isinstance(kind, str) else 0
+    text = message if isinstance(message, str) else repr(error)
     return ProviderError(
-        f"the Anthropic stream reported an error: {message if isinstance(message, str) else error!r} ({kind})",
+        f"the Anthropic stream reported an error: {text} ({kind})",
         status=status,
         body=orjson.dumps(error).decode(),
         retryable=status >= 500 or status == 429,
