@@ -16,6 +16,7 @@ __all__ = [
     "ModelResponded",
     "RunFinished",
     "TextDelta",
+    "ToolCallReady",
     "ToolCallStarted",
     "ToolFinished",
     "ToolStarted",
@@ -49,6 +50,14 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallReady:
+    """A streamed tool call's arguments are complete. It runs once the whole response has arrived."""
+
+    step: int
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelResponded:
     step: int
     response: ModelResponse
@@ -77,4 +86,6 @@ class RunFinished:
     result: RunResult = field(repr=False)
 
 
-Event: TypeAlias = ModelCalled | TextDelta | ToolCallStarted | ModelResponded | ToolStarted | ToolFinished | RunFinished
+Event: TypeAlias = (
+    ModelCalled | TextDelta | ToolCallStarted | ToolCallReady | ModelResponded | ToolStarted | ToolFinished | RunFinished
+)

@@ -18,11 +18,22 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from .errors import ArgumentError
-from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
+from .errors import ArgumentError, ConfigError, ProviderError
+from .events import (
+    Event,
+    ModelCalled,
+    ModelResponded,
+    RunFinished,
+    TextDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    ToolFinished,
+    ToolStarted,
+)
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ModelResponse, Request, Settings, ToolCall, ToolResult, Usage
 from .model import Model
+from .streaming import CallComplete, CallStarted, ResponseDone, StreamEvent, TextChunk
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
@@ -79,11 +90,16 @@ class Agent:
     hooks: Sequence[Hook] = ()
     max_concurrency: int = 16
     """Cap on tool executions running at once, across all runs of this agent."""
+    stream: bool | None = None
+    """Ask the model to stream (text and tool-call events as they are written). ``None``: stream when the
+    model can and the run has an event listener; ``False``: never."""
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.stream and not callable(getattr(self.model, "stream", None)):
+            raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
 
     async def arun(
         self,
@@ -100,7 +116,12 @@ class Agent:
             messages=self._initial_messages(prompt),
             emit=on_event,
         )
-        return await self._loop(ctx)
+        try:
+            return await self._loop(ctx)
+        except BaseException as exc:  # hooks close what they opened (trace spans) before it propagates
+            for hook in self.hooks:
+                await hook.on_error(ctx, exc)
+            raise
 
     def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult:
         """Synchronous :meth:`arun` for scripts and notebooks without a running event loop."""
@@ -185,7 +206,11 @@ class Agent:
                 break
         replayed = response is not None
         if response is None:
-            response = await self.model.complete(request)
+            stream = getattr(self.model, "stream", None)
+            if stream is not None and (self.stream or (self.stream is None and ctx.emit is not None)):
+                response = await _streamed(ctx, stream(request), self.model.name)
+            else:
+                response = await self.model.complete(request)
         for hook in self.hooks:
             response = await hook.after_model(ctx, request, response)
         ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))
@@ -235,6 +260,23 @@ class Agent:
             ToolFinished(step=ctx.step, call=call, result=result, seconds=time.perf_counter() - started, note=note)
         )
         return result
+
+
+async def _streamed(ctx: RunContext, stream: AsyncIterator[StreamEvent], model: str) -> ModelResponse:
+    """Forward a model's deltas as events; only the final response counts, so no half-parsed call runs."""
+    response = None
+    async for item in stream:
+        if isinstance(item, TextChunk):
+            ctx.event(TextDelta(step=ctx.step, text=item.text))
+        elif isinstance(item, CallStarted):
+            ctx.event(ToolCallStarted(step=ctx.step, id=item.id, name=item.name))
+        elif isinstance(item, CallComplete):
+            ctx.event(ToolCallReady(step=ctx.step, call=item.call))
+        elif isinstance(item, ResponseDone):
+            response = item.response
+    if response is None:
+        raise ProviderError(f"the stream of {model} ended without its final response", retryable=True)
+    return response
 
 
 async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:

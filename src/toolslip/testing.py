@@ -5,6 +5,7 @@ These are public API: test your own tools and loops with them instead of mocking
 * :class:`ScriptedModel` replays a list of turns (tool calls or answers) and records every request it
   was sent, so a test can assert on what the loop really sent (tools re-offered, results paired...).
 * :class:`FunctionModel` answers with whatever a function of the request returns, for one-off cases.
+* :class:`StreamedModel` makes either of them stream: each answer is cut into text and argument deltas.
 """
 
 from __future__ import annotations
@@ -12,14 +13,26 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .errors import ScriptExhausted
 from .messages import Message, ModelResponse, Part, Request, ToolCall, Usage
+from .model import Model
+from .streaming import StreamEvent, response_to_events
 
-__all__ = ["FunctionModel", "ScriptedModel", "Turn", "call", "last_results", "raw_call", "reply", "to_response"]
+__all__ = [
+    "FunctionModel",
+    "ScriptedModel",
+    "StreamedModel",
+    "Turn",
+    "call",
+    "last_results",
+    "raw_call",
+    "reply",
+    "to_response",
+]
 
 _ids = itertools.count(1)
 
@@ -122,6 +135,28 @@ class FunctionModel:
         if inspect.isawaitable(turn):
             turn = await turn
         return to_response(turn)
+
+
+@dataclass(eq=False)
+class StreamedModel:
+    """``model``, streaming: each answer comes as ``chunk_size``-character text and argument deltas.
+
+    ``StreamedModel(ScriptedModel([...]))`` drives the loop's streaming path without a server.
+    """
+
+    model: Model
+    chunk_size: int = 8
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    async def complete(self, request: Request) -> ModelResponse:
+        return await self.model.complete(request)
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        for event in response_to_events(await self.model.complete(request), self.chunk_size):
+            yield event
 
 
 def last_results(request: Request) -> Mapping[str, str]:
