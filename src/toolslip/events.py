@@ -87,5 +87,12 @@ class RunFinished:
 
 
 Event: TypeAlias = (
-    ModelCalled | TextDelta | ToolCallStarted | ToolCallReady | ModelResponded | ToolStarted | ToolFinished | RunFinished
+    ModelCalled
+    | TextDelta
+    | ToolCallStarted
+    | ToolCallReady
+    | ModelResponded
+    | ToolStarted
+    | ToolFinished
+    | RunFinished
 )
