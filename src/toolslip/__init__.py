@@ -10,6 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .approval import Approval, ApprovalRequest, Decision
+    from .dedup import Dedup
     from .effects import Effect
     from .errors import (
         ArgumentError,
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
         ToolslipError,
     )
     from .hooks import Hook, RunContext, ToolAnswer
+    from .journal import Journal
     from .loop import Agent, RunResult, arun, run
     from .messages import (
         Image,
@@ -37,19 +40,25 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .serial import SerialSideEffects
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "Agent": "loop",
+    "Approval": "approval",
+    "ApprovalRequest": "approval",
     "ArgumentError": "errors",
     "CannotExpress": "errors",
     "ConfigError": "errors",
+    "Decision": "approval",
+    "Dedup": "dedup",
     "Effect": "effects",
     "FormatError": "errors",
     "Hook": "hooks",
     "Image": "messages",
+    "Journal": "journal",
     "Message": "messages",
     "Model": "model",
     "ModelResponse": "messages",
@@ -58,6 +67,7 @@ _LAZY: dict[str, str] = {
     "Request": "messages",
     "RunContext": "hooks",
     "RunResult": "loop",
+    "SerialSideEffects": "serial",
     "Settings": "messages",
     "Text": "messages",
     "Tool": "tools",
