@@ -39,9 +39,10 @@ if TYPE_CHECKING:
         Usage,
         UseTool,
     )
-    from .model import Model
+    from .model import Model, StreamingModel
     from .serial import SerialSideEffects
     from .tools import Tool, Toolbox, tool
+    from .tracing import Tracing
 
 __version__ = "0.1.0"
 
@@ -69,6 +70,7 @@ _LAZY: dict[str, str] = {
     "RunResult": "loop",
     "SerialSideEffects": "serial",
     "Settings": "messages",
+    "StreamingModel": "model",
     "Text": "messages",
     "Tool": "tools",
     "ToolAnswer": "hooks",
@@ -78,6 +80,7 @@ _LAZY: dict[str, str] = {
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",
+    "Tracing": "tracing",
     "Usage": "messages",
     "UseTool": "messages",
     "arun": "loop",
