@@ -42,7 +42,7 @@ def _handle(args: argparse.Namespace) -> int:
     result = asyncio.run(agent.arun(args.question, on_event=renderer))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
-    else:
+    elif not renderer.streamed:  # streamed text is already on the screen
         print(f"\n{result.output}" if result.output else "", file=out)
     print(f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls]", file=out)
     if result.ok:
