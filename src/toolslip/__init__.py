@@ -40,7 +40,10 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model, StreamingModel
+    from .policy import TaintGate
+    from .secrets import SecretGuard
     from .serial import SerialSideEffects
+    from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
     from .tracing import Tracing
 
@@ -69,8 +72,11 @@ _LAZY: dict[str, str] = {
     "RunContext": "hooks",
     "RunResult": "loop",
     "SerialSideEffects": "serial",
+    "SecretGuard": "secrets",
     "Settings": "messages",
+    "Spotlight": "spotlight",
     "StreamingModel": "model",
+    "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
     "ToolAnswer": "hooks",

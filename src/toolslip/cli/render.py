@@ -1,4 +1,5 @@
-"""How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``.
+"""How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``,
+and one per decision of a policy hook (the injection gate, the secret guard).
 
 When the model streams, its text is printed as it arrives and a call is shown the moment its arguments
 are complete (``[step 1] calling fx(amount=320)``), before the rest of the response has come in.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..events import Event, ModelResponded, TextDelta, ToolCallReady, ToolFinished
+from ..events import Event, GateDecided, ModelResponded, TextDelta, ToolCallReady, ToolFinished
 
 __all__ = ["Renderer", "format_call"]
 
@@ -43,6 +44,10 @@ class Renderer:
         if isinstance(event, ToolCallReady):
             shown = format_call(event.call.name, event.call.arguments, event.call.raw_arguments)
             print(f"[step {event.step}] calling {shown}", file=self.out, flush=True)
+        elif isinstance(event, GateDecided):
+            from ..policy import describe_decision
+
+            print(f"[step {event.step}] {describe_decision(event)}", file=self.out, flush=True)
         elif isinstance(event, ToolFinished):
             call, result = event.call, event.result
             text = result.text.replace("\n", " ")
