@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
-from .errors import ArgumentError, ConfigError, ProviderError
+from .errors import ArgumentError, ConfigError, ProviderError, ToolError
 from .events import (
     Event,
     ModelCalled,
@@ -306,6 +306,10 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
             output = await tool.invoke(call.arguments)
     except ArgumentError as exc:
         return error(f"{exc}. Fix these arguments and call {tool.name} again.")
+    except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
+        return ToolResult(
+            call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output
+        )
     except TimeoutError:
         return error(f"{tool.name} timed out after {tool.timeout:g} s and was cancelled.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash
