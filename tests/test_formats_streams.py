@@ -143,6 +143,7 @@ def test_openai_without_done_but_with_finish_reason_is_complete() -> None:
     ("name", "raw", "message"),
     [
         ("openai_chat_text", b"data: {not json\n\n", "malformed OpenAI stream: an event is not JSON"),
+        ("openai_chat_text", b"data: 5\n\n", "malformed OpenAI stream: chunk: expected an object, got int"),
         (
             "anthropic_tool_use",
             b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
@@ -162,6 +163,18 @@ def test_broken_tool_input_json_is_an_error_not_a_call() -> None:
     broken = raw.replace(b'"partial_json":": \\"celsius\\"}"', b'"partial_json":": \\"cels"')
     with pytest.raises(ProviderError, match=r"the input of 'get_weather' is not JSON"):
         run("anthropic_tool_use", [broken])
+
+
+def test_tool_input_that_is_not_an_object_is_malformed() -> None:
+    raw, _ = recorded("anthropic_tool_use")
+    cut = raw.index(b"event: content_block_stop", raw.index(b'"index":1'))
+    start = raw.index(b"event: content_block_delta", raw.index(b'"index":1'))
+    array = encode(
+        '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"[1, 2]"}}',
+        "content_block_delta",
+    )
+    with pytest.raises(ProviderError, match=r"malformed Anthropic stream: input: expected an object, got an array"):
+        run("anthropic_tool_use", [raw[:start], array, raw[cut:]])
 
 
 def test_error_events_name_the_provider_error() -> None:

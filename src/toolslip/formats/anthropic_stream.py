@@ -28,8 +28,8 @@ from ..errors import ProviderError
 from ..messages import ModelResponse, ToolCall
 from ..streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk, split
 from . import anthropic
+from ._stream import JsonStream
 from ._wire import Json, obj
-from .sse import ServerSentEvent
 
 __all__ = ["NAME", "Accumulator", "response_to_events", "stream_body"]
 
@@ -50,8 +50,10 @@ class _Block:
     stopped: bool = False
 
 
-class Accumulator:
+class Accumulator(JsonStream):
     """Feed it the stream's events; :meth:`finish` gives the response, or says why the stream is broken."""
+
+    SERVICE = "Anthropic"
 
     def __init__(self) -> None:
         self._message: Json | None = None
@@ -60,14 +62,7 @@ class Accumulator:
         self.done = False
         """``message_stop`` was read."""
 
-    def feed(self, event: ServerSentEvent) -> list[StreamEvent]:
-        try:
-            data = orjson.loads(event.data)
-        except orjson.JSONDecodeError as exc:
-            raise _malformed(f"a {event.event or 'unnamed'} event is not JSON ({exc}): {event.data[:200]!r}") from None
-        return self.feed_event(data)
-
-    def feed_event(self, raw: object) -> list[StreamEvent]:
+    def feed_object(self, raw: object) -> list[StreamEvent]:
         """One event's data (a dict, or an SDK stream event object)."""
         data = obj(raw, "event")
         kind = data.get("type")
@@ -94,21 +89,21 @@ class Accumulator:
 
     def _started(self, kind: str) -> Json:
         if self._message is None:
-            raise _malformed(f"{kind} before message_start")
+            raise self.malformed(f"{kind} before message_start")
         return self._message
 
     def _block(self, data: Json) -> _Block:
         index = data.get("index")
         block = self._blocks.get(index) if isinstance(index, int) else None
         if block is None or block.stopped:
-            raise _malformed(f"{data.get('type')} for content block {index!r}, which is not open")
+            raise self.malformed(f"{data.get('type')} for content block {index!r}, which is not open")
         return block
 
     def _start(self, data: Json) -> list[StreamEvent]:
         self._started("content_block_start")
         index = data.get("index")
         if not isinstance(index, int) or index in self._blocks:
-            raise _malformed(f"content_block_start with index {index!r}, which is missing or already used")
+            raise self.malformed(f"content_block_start with index {index!r}, which is missing or already used")
         block = _Block(data=dict(obj(data.get("content_block"), "content_block_start.content_block")))
         self._blocks[index] = block
         kind = block.data.get("type")
@@ -145,7 +140,7 @@ class Accumulator:
             try:
                 data["input"] = orjson.loads(text) if text.strip() else {}
             except orjson.JSONDecodeError as exc:
-                raise _malformed(f"the input of {data.get('name')!r} is not JSON ({exc}): {text[:200]!r}") from None
+                raise self.malformed(f"the input of {data.get('name')!r} is not JSON ({exc}): {text[:200]!r}") from None
         if block.call_index is None:
             return []
         call = ToolCall(id=data.get("id", ""), name=data.get("name", ""), arguments=obj(data.get("input"), "input"))
@@ -156,7 +151,7 @@ class Accumulator:
         message = self._started("the end of the stream")
         return {**message, "content": [self._blocks[i].data for i in sorted(self._blocks)]}
 
-    def finish(self) -> ModelResponse:
+    def response_object(self) -> ModelResponse:
         """The whole response; :class:`ProviderError` when the stream stopped before ``message_stop``."""
         if self._message is None or not self.done:
             got = "nothing" if self._message is None else f"{len(self._blocks)} content blocks"
@@ -165,12 +160,8 @@ class Accumulator:
                 retryable=True,
             )
         if any(not b.stopped for b in self._blocks.values()):
-            raise _malformed("message_stop while a content block was still open")
+            raise self.malformed("message_stop while a content block was still open")
         return anthropic.response_from_wire(self.response())
-
-
-def _malformed(what: str) -> ProviderError:
-    return ProviderError(f"malformed Anthropic stream: {what}")
 
 
 def _stream_error(error: object) -> ProviderError:

@@ -28,6 +28,7 @@ from ..errors import ProviderError
 from ..messages import ModelResponse, ToolCall
 from ..streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk, split
 from . import openai_chat
+from ._stream import JsonStream
 from ._wire import Json, obj
 from .sse import ServerSentEvent
 
@@ -80,8 +81,10 @@ class _Choice:
         return out
 
 
-class Accumulator:
+class Accumulator(JsonStream):
     """Feed it the stream's events; :meth:`finish` gives the response, or says why the stream is broken."""
+
+    SERVICE = "OpenAI"
 
     def __init__(self) -> None:
         self._head: Json = {}
@@ -94,13 +97,9 @@ class Accumulator:
         if event.data == DONE:
             self.done = True
             return []
-        try:
-            chunk = orjson.loads(event.data)
-        except orjson.JSONDecodeError as exc:
-            raise _malformed(f"an event is not JSON ({exc}): {event.data[:200]!r}") from None
-        return self.feed_chunk(chunk)
+        return super().feed(event)
 
-    def feed_chunk(self, data: object) -> list[StreamEvent]:
+    def feed_object(self, data: object) -> list[StreamEvent]:
         """One ``chat.completion.chunk`` (a dict or the SDK's ``ChatCompletionChunk``)."""
         chunk = obj(data, "chunk")
         if chunk.get("error") is not None:
@@ -167,7 +166,7 @@ class Accumulator:
             out["usage"] = self._usage
         return out
 
-    def finish(self) -> ModelResponse:
+    def response_object(self) -> ModelResponse:
         """The whole response; :class:`ProviderError` when the stream stopped before ``finish_reason``."""
         first = self._choices.get(0)
         if first is None or first.finish_reason is None:
@@ -182,10 +181,6 @@ class Accumulator:
 def _call(call: _Call) -> ToolCall:
     parsed, _ = openai_chat._call_from_wire(call.wire(), "tool_calls[]")
     return parsed
-
-
-def _malformed(what: str) -> ProviderError:
-    return ProviderError(f"malformed OpenAI stream: {what}")
 
 
 def _stream_error(error: object) -> ProviderError:
