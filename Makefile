@@ -14,6 +14,8 @@ $(BIN)/python:
 # Reinstall only when the dependency list changes.
 $(VENV)/.installed-$(EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
+	# BFCL's function docs and questions as data only (its own dependencies are heavy and unused here)
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
 	touch $@
 
 venv: $(VENV)/.installed-$(EXTRAS)

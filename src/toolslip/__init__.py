@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     )
     from .model import Model, StreamingModel
     from .policy import TaintGate
+    from .search import ToolIndex, ToolSearch
     from .secrets import SecretGuard
     from .serial import SerialSideEffects
     from .spotlight import Spotlight
@@ -86,7 +87,9 @@ _LAZY: dict[str, str] = {
     "ToolCall": "messages",
     "ToolDefinitionError": "errors",
     "ToolError": "errors",
+    "ToolIndex": "search",
     "ToolResult": "messages",
+    "ToolSearch": "search",
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",

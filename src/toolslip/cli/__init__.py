@@ -26,6 +26,7 @@ COMMANDS: tuple[str, ...] = (
     "injection",
     "mcp-serve",
     "tools",
+    "lint",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4
