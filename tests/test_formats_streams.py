@@ -7,10 +7,13 @@ has a ``.json`` beside it holding the response the same call returns without str
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolslip.errors import ProviderError
 from toolslip.formats import anthropic, anthropic_stream, openai_chat, openai_chat_stream
@@ -236,3 +239,39 @@ def test_anthropic_events_of_a_recorded_response_read_back_as_it(name: str) -> N
     _, expected = recorded(name)
     raw = b"".join(encode(json.dumps(d), e) for e, d in anthropic_stream.response_to_events(expected, chunk_size=2))
     same(run(name, [raw])[1], expected)
+
+
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+values = st.one_of(st.integers(-(2**53), 2**53), texts, st.booleans())
+arguments = st.dictionaries(st.text(max_size=8), values, max_size=4)
+
+
+@st.composite
+def responses(draw: st.DrawFn) -> ModelResponse:
+    text = draw(texts)
+    calls = [
+        ToolCall(id=f"call_{i}", name=draw(st.sampled_from(["fx", "calc", "天气"])), arguments=draw(arguments))
+        for i in range(draw(st.integers(0, 3)))
+    ]
+    return ModelResponse(
+        message=Message.assistant(text, calls),
+        stop_reason="tool_use" if calls else draw(st.sampled_from(["end_turn", "max_tokens"])),
+        usage=Usage(input_tokens=draw(st.integers(0, 10**6)), output_tokens=draw(st.integers(0, 10**5))),
+        model="m",
+        id="r",
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(responses(), st.integers(1, 12))
+def test_any_response_streamed_in_either_format_reads_back_as_itself(response: ModelResponse, size: int) -> None:
+    events = anthropic_stream.response_to_events(response, chunk_size=size)
+    raw = b"".join(encode(json.dumps(d, ensure_ascii=False), e) for e, d in events)
+    assert replace(run("anthropic", [raw])[1], raw_stop_reason=None) == response  # the wire adds its own word
+    chunks = openai_chat_stream.response_to_chunks(response, chunk_size=size)
+    got = run("openai_chat", [b"".join(encode(json.dumps(c)) for c in chunks)])[1]
+    assert got.message.text == response.message.text
+    assert [(c.id, c.name, c.arguments) for c in got.message.tool_calls] == [
+        (c.id, c.name, c.arguments) for c in response.message.tool_calls
+    ]
+    assert (got.stop_reason, got.usage) == (response.stop_reason, response.usage)
