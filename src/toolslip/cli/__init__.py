@@ -17,6 +17,7 @@ __all__ = ["COMMANDS", "main"]
 
 COMMANDS: tuple[str, ...] = (
     "run",
+    "serve",
     "eval",
     "eval-report",
     "eval-compare",

@@ -1,0 +1,63 @@
+"""``toolslip serve``: put a model behind the OpenAI and Anthropic HTTP protocols on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve a model over /v1/chat/completions and /v1/messages",
+        description=(
+            "Serve a model over the OpenAI (/v1/chat/completions) and Anthropic (/v1/messages) protocols, "
+            "non-streaming, so the official SDKs and tools built on them can use it."
+        ),
+    )
+    parser.add_argument("--model", help="model string (default: TOOLSLIP_MODEL, an API key's model, local, scripted)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..providers import default_model
+
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
+    model, reason = default_model(args.model)
+    print(f"model: {model.name} ({reason})", flush=True)
+    asyncio.run(_serve_forever(model, args.host, args.port))
+    return 0
+
+
+async def _serve_forever(model: Model, host: str, port: int) -> None:
+    from ..server import serve
+
+    try:
+        async with serve(model, host, port) as base:
+            print(
+                f"toolslip serve: {model.name} at {base}\n"
+                f"  OpenAI clients:    base_url={base}/v1   (POST /v1/chat/completions)\n"
+                f"  Anthropic clients: base_url={base}      (POST /v1/messages)\n"
+                "  non-streaming only; press Ctrl-C to stop",
+                flush=True,
+            )
+            if host not in ("127.0.0.1", "localhost", "::1"):
+                print(
+                    f"toolslip serve: warning: {host} may be reachable from other machines; there is no auth",
+                    file=sys.stderr,
+                )
+            await asyncio.Event().wait()
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

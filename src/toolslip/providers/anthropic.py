@@ -1,0 +1,56 @@
+"""Anthropic Messages over plain HTTP.
+
+Anthropic authenticates with ``x-api-key`` (not a bearer token) and wants an ``anthropic-version``
+header on every request; ``2023-06-01`` is the version of the Messages API the format module speaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .. import __version__
+from ..formats import anthropic as anthropic_format
+from .http import HttpModel, HttpTransport
+
+__all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+
+
+class AnthropicModel(HttpModel):
+    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/v1/messages``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 2,
+        version: str = API_VERSION,
+        name: str | None = None,
+    ) -> None:
+        official = base_url.rstrip("/") == DEFAULT_BASE_URL
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"toolslip/{__version__}",
+            "anthropic-version": version,
+        }
+        if api_key:
+            sent["x-api-key"] = api_key
+        sent.update(headers or {})
+        transport = HttpTransport(
+            service="Anthropic" if official else f"the Anthropic-compatible server at {base_url}",
+            base_url=base_url,
+            headers=sent,
+            timeout=timeout,
+            max_retries=max_retries,
+            secrets=(api_key or "", *(headers or {}).values()),
+        )
+        super().__init__(
+            model, name=name or f"anthropic:{model}", wire=anthropic_format, path="/v1/messages", transport=transport
+        )

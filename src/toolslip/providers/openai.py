@@ -1,0 +1,71 @@
+"""OpenAI Chat Completions over plain HTTP: OpenAI itself, Azure OpenAI, and every compatible server.
+
+vLLM, llama.cpp's server, Ollama, LM Studio and ``toolslip serve`` speak the same ``/chat/completions``
+protocol, so one transport serves them all; only the base URL and the credential header differ.
+The headers are the ones the official SDK sends (``Authorization: Bearer``, ``Content-Type`` and
+``Accept: application/json``, ``OpenAI-Organization`` / ``OpenAI-Project`` when set); the SDK's
+``X-Stainless-*`` telemetry headers are not sent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from .. import __version__
+from ..formats import openai_chat
+from .http import HttpModel, HttpTransport
+
+__all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIChatModel(HttpModel):
+    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/chat/completions``.
+
+    ``api_key`` is sent as ``Authorization: Bearer``; leave it ``None`` for local servers that need no
+    key. For Azure OpenAI use ``base_url="https://RESOURCE.openai.azure.com/openai/v1"`` and
+    ``headers={"api-key": KEY}`` instead of ``api_key``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 2,
+        organization: str | None = None,
+        project: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        official = base_url.rstrip("/") == DEFAULT_BASE_URL
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"toolslip/{__version__}",
+        }
+        if api_key:
+            sent["Authorization"] = f"Bearer {api_key}"
+        # Organization and project only mean something to OpenAI itself; the SDK reads the same variables.
+        organization = organization or (os.environ.get("OPENAI_ORG_ID") if official else None)
+        project = project or (os.environ.get("OPENAI_PROJECT_ID") if official else None)
+        if organization:
+            sent["OpenAI-Organization"] = organization
+        if project:
+            sent["OpenAI-Project"] = project
+        sent.update(headers or {})
+        transport = HttpTransport(
+            service="OpenAI" if official else f"the OpenAI-compatible server at {base_url}",
+            base_url=base_url,
+            headers=sent,
+            timeout=timeout,
+            max_retries=max_retries,
+            secrets=(api_key or "", *(headers or {}).values()),
+        )
+        super().__init__(
+            model, name=name or f"openai:{model}", wire=openai_chat, path="/chat/completions", transport=transport
+        )

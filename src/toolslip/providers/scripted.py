@@ -1,0 +1,117 @@
+"""Scripted demo models: offline stand-ins that play the seed's examples without a neural network.
+
+They are *stateless*: the turn to play is the number of assistant messages since the user's last
+question, and later turns read the tool results already in the transcript. So one instance can serve
+any number of concurrent conversations (``toolslip serve --model scripted``), and the final answer is
+built from what the tools really returned: a client that loses or misroutes a result gets a different
+answer, not a canned one.
+
+Scripts: ``expenses`` (``fx`` + ``calc``: 320 USD and 15000 JPY to CNY, then split four ways) and
+``weather`` (``get_weather``). Plain ``scripted`` picks the script by the tools the request offers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable
+
+from ..errors import ConfigError
+from ..messages import Message, ModelResponse, Request, ToolResult
+from ..testing import Turn, call, to_response
+
+__all__ = ["SCRIPTS", "ScriptedDemo"]
+
+_CNY = re.compile(r"=\s*(-?[\d.]+)\s*CNY")
+
+
+def _turn(request: Request) -> int:
+    """How many assistant turns this conversation already holds since the user last asked."""
+    turn = 0
+    for message in reversed(request.messages):
+        if message.role == "user":
+            break
+        turn += message.role == "assistant"
+    return turn
+
+
+def _results(request: Request) -> list[tuple[str, ToolResult]]:
+    """``(tool name, result)`` for every result since the user last asked, in transcript order."""
+    start = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1) + 1
+    names = {c.id: c.name for m in request.messages[start:] for c in m.tool_calls}
+    return [(names.get(r.call_id, r.name or ""), r) for m in request.messages[start:] for r in m.tool_results]
+
+
+def expenses(request: Request) -> Turn:
+    """The seed's agent run: two ``fx`` calls, two ``calc`` calls, then the answer, one call per turn."""
+    turn = _turn(request)
+    if turn == 0:
+        return call("fx", amount=320, currency="USD")
+    if turn == 1:
+        return call("fx", amount=15000, currency="JPY")
+    converted = [m.group(1) for name, r in _results(request) if name == "fx" and (m := _CNY.search(r.text))]
+    if len(converted) < 2:
+        return "I did not get both currency conversions back from fx, so I cannot add them up."
+    sums = [r.text.strip() for name, r in _results(request) if name == "calc" and not r.is_error]
+    if turn == 2:
+        return call("calc", expr=f"{converted[0]} + {converted[1]}")
+    if turn == 3 and sums:
+        return call("calc", expr=f"{sums[0]} / 4")
+    if len(sums) < 2:
+        return "The calculator did not answer, so I cannot give the total."
+    return (
+        f"320 USD is {converted[0]} CNY and 15000 JPY is {converted[1]} CNY, "
+        f"{sums[0]} CNY in total; split between 4 people that is {sums[1]} CNY each."
+    )
+
+
+def weather(request: Request) -> Turn:
+    """The seed's weather round trip: one ``get_weather`` call, then an answer from its result."""
+    if _turn(request) == 0:
+        return call("get_weather", city="北京", unit="celsius")
+    found = [r for name, r in _results(request) if name == "get_weather"]
+    try:
+        data = json.loads(found[-1].text) if found else {}
+    except json.JSONDecodeError:
+        data = {}
+    if not isinstance(data, dict) or "temp" not in data:
+        return f"I could not get the weather: {found[-1].text if found else 'no result came back'}"
+    unit = "°C" if data.get("unit") == "celsius" else "°F"
+    coat = "take a light jacket" if data.get("unit") == "celsius" and data["temp"] < 25 else "no coat needed"
+    return f"It is {data['temp']} {unit} and {data.get('desc', '')} in {data.get('city', '')}: {coat}."
+
+
+SCRIPTS: dict[str, Callable[[Request], Turn]] = {"expenses": expenses, "weather": weather}
+
+
+def _unscripted(request: Request) -> Turn:
+    names = ", ".join(t.name for t in request.tools) or "none"
+    return Message.assistant(
+        f"This is toolslip's scripted demo model; it has scripts for {' and '.join(SCRIPTS)} only "
+        f"(tools offered here: {names})."
+    )
+
+
+def _pick(request: Request) -> Callable[[Request], Turn]:
+    offered = {t.name for t in request.tools}
+    if {"fx", "calc"} <= offered:
+        return expenses
+    if "get_weather" in offered:
+        return weather
+    return _unscripted
+
+
+class ScriptedDemo:
+    """A stateless scripted :class:`~toolslip.model.Model`; ``script=None`` picks one from the tools."""
+
+    def __init__(self, script: str | None = None) -> None:
+        if script is not None and script not in SCRIPTS:
+            raise ConfigError(f"there is no scripted demo {script!r}; choose one of: {', '.join(SCRIPTS)}")
+        self._script = SCRIPTS[script] if script else None
+        self.name = f"scripted:{script}" if script else "scripted"
+
+    async def complete(self, request: Request) -> ModelResponse:
+        script = self._script or _pick(request)
+        response = to_response(script(request))
+        return response if response.model else dataclasses.replace(response, model=self.name)

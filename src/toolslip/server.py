@@ -1,0 +1,176 @@
+"""The local endpoint: any toolslip model behind the OpenAI and Anthropic HTTP protocols.
+
+``toolslip serve`` (or :func:`serve` in a test) answers
+
+* ``POST /v1/chat/completions`` in the OpenAI Chat Completions format,
+* ``POST /v1/messages`` in the Anthropic Messages format,
+* ``GET /v1/models`` listing the one model served (in a shape both official SDKs accept),
+
+so the official ``openai`` and ``anthropic`` SDKs, or any tool built on them, can talk to a scripted,
+local or proxied model over loopback. Each request is parsed into the neutral transcript with the
+format's ``request_from_wire``, answered by ``model.complete`` and written back with
+``response_to_wire``. Errors come back in the protocol's own error JSON, with the status a real service
+would use: 400 names the bad field (``messages[2].content``), 404 an unknown route.
+
+Streaming is not supported yet (a later issue): a request with ``"stream": true`` gets a 400 saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
+
+import orjson
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from .errors import FormatError, ProviderError, ToolslipError
+from .formats import anthropic, openai_chat
+from .messages import ModelResponse, Request
+from .model import Model
+
+__all__ = ["create_app", "serve"]
+
+log = logging.getLogger("toolslip.server")
+
+MAX_BODY = 64 * 1024 * 1024  # base64 images make large bodies legitimate
+_MODEL: web.AppKey[Model] = web.AppKey("model", Model)
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+class ServerFormat(Protocol):
+    """The two functions of a wire-format module that the server side needs."""
+
+    def request_from_wire(self, body: dict[str, Any]) -> Request: ...
+
+    def response_to_wire(self, response: ModelResponse) -> dict[str, Any]: ...
+
+
+def openai_error(status: int, message: str, param: str | None = None) -> dict[str, Any]:
+    """OpenAI's error body: ``{"error": {"message", "type", "param", "code"}}``."""
+    kind = "server_error" if status >= 500 else _ERROR_TYPES.get(status, "invalid_request_error")
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+def anthropic_error(status: int, message: str, param: str | None = None) -> dict[str, Any]:
+    """Anthropic's error body: ``{"type": "error", "error": {"type", "message"}}`` (no field slot)."""
+    kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+ErrorShape = Callable[[int, str, str | None], dict[str, Any]]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Endpoint:
+    wire: ServerFormat
+    error: ErrorShape
+
+    async def handle(self, http: web.Request) -> web.Response:
+        try:
+            body = orjson.loads(await http.read())
+        except orjson.JSONDecodeError as exc:
+            return self._fail(400, f"the request body is not valid JSON: {exc}")
+        if not isinstance(body, dict):
+            return self._fail(400, "the request body must be a JSON object")
+        if body.get("stream"):
+            return self._fail(
+                400, 'streaming is not supported by toolslip serve yet; send "stream": false or leave it out', "stream"
+            )
+        try:
+            request = self.wire.request_from_wire(body)
+        except FormatError as exc:
+            return self._fail(400, str(exc), exc.path or None)
+        # The served model decides which model answers; the client's name is echoed back.
+        asked = request.model
+        try:
+            response = await http.app[_MODEL].complete(dataclasses.replace(request, model=""))
+            if not response.model:
+                response = dataclasses.replace(response, model=asked)
+            return _json(200, self.wire.response_to_wire(response))
+        except ProviderError as exc:
+            return self._fail(exc.status if 400 <= exc.status < 600 else 502, str(exc))
+        except ToolslipError as exc:
+            return self._fail(500, f"the model behind toolslip serve failed: {exc}")
+
+    def _fail(self, status: int, message: str, param: str | None = None) -> web.Response:
+        return _json(status, self.error(status, message, param))
+
+
+def _json(status: int, body: dict[str, Any]) -> web.Response:
+    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
+
+
+async def _models(http: web.Request) -> web.Response:
+    name = http.app[_MODEL].name
+    # One list readable by both SDKs: OpenAI reads object/created/owned_by, Anthropic type/display_name.
+    entry = {
+        "id": name,
+        "object": "model",
+        "created": 0,
+        "owned_by": "toolslip",
+        "type": "model",
+        "display_name": name,
+        "created_at": "1970-01-01T00:00:00Z",
+    }
+    return _json(200, {"object": "list", "data": [entry], "has_more": False, "first_id": name, "last_id": name})
+
+
+@web.middleware
+async def _protocol_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Unknown routes, wrong methods and crashes answer in the caller's protocol, never as HTML."""
+    anthropic_caller = request.path.startswith("/v1/messages") or "anthropic-version" in request.headers
+    shape: ErrorShape = anthropic_error if anthropic_caller else openai_error
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        known = "POST /v1/chat/completions, POST /v1/messages, GET /v1/models"
+        message = f"{request.method} {request.path}: {exc.reason}; this server answers {known}"
+        return _json(exc.status, shape(exc.status, message, None))
+    except Exception as exc:  # a crash in the model must still answer in the caller's protocol
+        log.exception("toolslip serve: %s %s failed", request.method, request.path)
+        return _json(500, shape(500, f"internal error: {type(exc).__name__}: {exc}", None))
+
+
+def create_app(model: Model) -> web.Application:
+    """An aiohttp application serving ``model`` over both protocols (run it with aiohttp's runners)."""
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[_protocol_errors])
+    app[_MODEL] = model
+    app.router.add_post("/v1/chat/completions", _Endpoint(openai_chat, openai_error).handle)
+    app.router.add_post("/v1/messages", _Endpoint(anthropic, anthropic_error).handle)
+    app.router.add_get("/v1/models", _models)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serve(model: Model, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
+    """Serve ``model`` until the block ends; yields the base URL (``http://127.0.0.1:PORT``).
+
+    Port 0 picks a free port. OpenAI clients use ``BASE + "/v1"`` as their base URL, Anthropic clients
+    ``BASE`` itself.
+    """
+    runner = web.AppRunner(create_app(model), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        bound = runner.addresses[0]
+        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        yield f"http://{shown}:{bound[1]}"
+    finally:
+        await runner.cleanup()

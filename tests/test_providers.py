@@ -1,0 +1,296 @@
+"""Model strings, API keys, the HTTP layer's retries and errors, against real local aiohttp servers."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from toolslip import ConfigError, Message, ProviderError, Request
+from toolslip.providers import default_model, register_provider, resolve_model
+from toolslip.providers.anthropic import AnthropicModel
+from toolslip.providers.http import HttpTransport, error_message, retry_delay
+from toolslip.providers.openai import OpenAIChatModel
+from toolslip.providers.scripted import ScriptedDemo
+from toolslip.testing import FunctionModel, reply
+
+KEY_VARS = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "TOOLSLIP_MODEL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in KEY_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+# --- model strings ---------------------------------------------------------------------------------
+
+
+def test_openai_string_takes_the_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    model = resolve_model("openai:gpt-4o-mini")
+    assert isinstance(model, OpenAIChatModel)
+    assert (model.name, model.model, model.base_url) == (
+        "openai:gpt-4o-mini",
+        "gpt-4o-mini",
+        "https://api.openai.com/v1",
+    )
+
+
+def test_missing_key_names_the_variable_and_never_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set"):
+        resolve_model("openai:gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-openai")
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY is not set") as caught:
+        resolve_model("anthropic:claude-sonnet-4-5")
+    assert "sk-secret" not in str(caught.value)
+
+
+def test_compatible_servers_need_a_base_url_but_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = resolve_model("openai:llama3.1:8b@http://127.0.0.1:11434/v1")
+    assert isinstance(model, OpenAIChatModel)
+    assert (model.model, model.base_url) == ("llama3.1:8b", "http://127.0.0.1:11434/v1")
+    with pytest.raises(ConfigError, match="openai-compatible needs a base URL"):
+        resolve_model("openai-compatible:qwen")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1/")
+    via_env = resolve_model("openai-compatible:qwen")
+    assert isinstance(via_env, OpenAIChatModel) and via_env.base_url == "http://127.0.0.1:8000/v1"
+
+
+def test_at_sign_without_a_url_stays_part_of_the_model_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    model = resolve_model("anthropic:claude-3-5-sonnet@20240620")
+    assert isinstance(model, AnthropicModel) and model.model == "claude-3-5-sonnet@20240620"
+
+
+def test_azure_uses_the_endpoint_and_the_api_key_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="AZURE_OPENAI_ENDPOINT"):
+        resolve_model("azure:gpt4o-prod")
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://acme.openai.azure.com/")
+    with pytest.raises(ConfigError, match="AZURE_OPENAI_API_KEY"):
+        resolve_model("azure:gpt4o-prod")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "az-key")
+    model = resolve_model("azure:gpt4o-prod")
+    assert isinstance(model, OpenAIChatModel)
+    assert (model.name, model.base_url) == ("azure:gpt4o-prod", "https://acme.openai.azure.com/openai/v1")
+
+
+@pytest.mark.parametrize("spec", ["gpt-4o", "OpenAI:gpt-4o", "openai gpt-4o", "", "openai:gpt 4o", "4o"])
+def test_malformed_strings_list_the_valid_forms(spec: str) -> None:
+    with pytest.raises(ConfigError, match="expected one of: openai:MODEL.*anthropic:MODEL.*scripted"):
+        resolve_model(spec)
+
+
+def test_unknown_provider_and_missing_model_name() -> None:
+    with pytest.raises(ConfigError, match="unknown model provider 'gemini'"):
+        resolve_model("gemini:pro")
+    with pytest.raises(ConfigError, match="needs a model name after the colon, e.g. anthropic:"):
+        resolve_model("anthropic")
+
+
+def test_local_is_a_clear_error_until_a_provider_is_registered() -> None:
+    with pytest.raises(ConfigError, match="local model is not installed"):
+        resolve_model("local")
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def factory(model: str, **options: Any) -> FunctionModel:
+        seen.append((model, options))
+        return FunctionModel(lambda request: "hi", name=f"local:{model}")
+
+    register_provider("local", factory)
+    try:
+        assert resolve_model("local:tiny", threads=2).name == "local:tiny"
+        assert seen == [("tiny", {"threads": 2})]
+        _, reason = default_model()
+        assert reason == "no API key set: the embedded local model"
+    finally:
+        from toolslip import providers
+
+        providers._registry.pop("local")
+
+
+def test_scripted_strings() -> None:
+    assert resolve_model("scripted").name == "scripted"
+    assert resolve_model("scripted:expenses").name == "scripted:expenses"
+    with pytest.raises(ConfigError, match="no scripted demo 'chess'; choose one of: expenses, weather"):
+        resolve_model("scripted:chess")
+
+
+def test_default_model_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    model, reason = default_model()
+    assert model.name == "scripted" and "SCRIPTED" in reason
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-key")
+    assert default_model()[0].name == "anthropic:claude-sonnet-4-6"
+    monkeypatch.setenv("OPENAI_API_KEY", "o-key")
+    model, reason = default_model()
+    assert model.name == "openai:gpt-4o-mini" and "OPENAI_API_KEY is set" in reason and "o-key" not in reason
+    monkeypatch.setenv("TOOLSLIP_MODEL", "scripted:weather")
+    model, reason = default_model()
+    assert (model.name, reason) == (
+        "scripted:weather",
+        "from TOOLSLIP_MODEL; the answers are SCRIPTED by toolslip's offline demo, not generated by a language model",
+    )
+    monkeypatch.setenv("TOOLSLIP_MODEL", "openai:gpt-4.1@http://127.0.0.1:9/v1")
+    model, reason = default_model("scripted:expenses")
+    assert model.name == "scripted:expenses" and reason.startswith("given; the answers are SCRIPTED")
+    assert default_model()[1] == "from TOOLSLIP_MODEL"
+
+
+# --- the HTTP layer against a real local server --------------------------------------------------
+
+Handler = Callable[[web.Request], Any]
+
+
+@pytest.fixture
+async def local_server() -> AsyncIterator[Callable[[Handler], Any]]:
+    """Start an aiohttp server answering every POST with ``handler``; yields a starter returning the URL."""
+    runners: list[web.AppRunner] = []
+
+    async def start(handler: Handler) -> str:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handler)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        runners.append(runner)
+        return f"http://127.0.0.1:{runner.addresses[0][1]}"
+
+    yield start
+    for runner in runners:
+        await runner.cleanup()
+
+
+def scripted_answers(*answers: Callable[[], web.Response]) -> tuple[Handler, list[web.Request]]:
+    """A handler giving the n-th answer to the n-th request (the last one again after that)."""
+    seen: list[web.Request] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        seen.append(request)
+        return answers[min(len(seen), len(answers)) - 1]()
+
+    return handler, seen
+
+
+def too_many() -> web.Response:
+    body = '{"error": {"message": "Rate limit reached for gpt-4o-mini", "type": "requests"}}'
+    return web.Response(status=429, text=body, content_type="application/json", headers={"retry-after": "0"})
+
+
+async def test_429_with_retry_after_is_retried_then_succeeds(local_server: Any) -> None:
+    handler, seen = scripted_answers(too_many, lambda: web.json_response({"ok": True}))
+    http = HttpTransport(service="OpenAI", base_url=await local_server(handler), headers={})
+    try:
+        assert await http.post_json("/chat/completions", {"model": "m"}) == {"ok": True}
+    finally:
+        await http.aclose()
+    assert len(seen) == 2
+
+
+async def test_5xx_retries_stop_at_max_retries_and_say_so(local_server: Any) -> None:
+    handler, seen = scripted_answers(
+        lambda: web.Response(status=503, text="upstream overloaded", headers={"retry-after-ms": "1"})
+    )
+    http = HttpTransport(service="Anthropic", base_url=await local_server(handler), headers={}, max_retries=3)
+    with pytest.raises(ProviderError) as caught:
+        await http.post_json("/v1/messages", {})
+    await http.aclose()
+    assert len(seen) == 4
+    assert caught.value.status == 503 and caught.value.retryable
+    assert (
+        str(caught.value) == "Anthropic answered 503 Service Unavailable: upstream overloaded (gave up after 3 retries)"
+    )
+
+
+async def test_client_errors_are_not_retried_and_show_the_services_message(local_server: Any) -> None:
+    body = {"error": {"message": "Incorrect API key provided: sk-live-abcdef.", "type": "invalid_request_error"}}
+    handler, seen = scripted_answers(lambda: web.json_response(body, status=401))
+    http = HttpTransport(
+        service="OpenAI", base_url=await local_server(handler), headers={}, secrets=("sk-live-abcdef",)
+    )
+    with pytest.raises(ProviderError) as caught:
+        await http.post_json("/chat/completions", {})
+    await http.aclose()
+    assert len(seen) == 1
+    assert (
+        str(caught.value)
+        == "OpenAI answered 401 Unauthorized: Incorrect API key provided: ***. (invalid_request_error)"
+    )
+    assert caught.value.status == 401 and not caught.value.retryable and "sk-live" not in caught.value.body
+
+
+async def test_x_should_retry_overrides_the_status(local_server: Any) -> None:
+    handler, seen = scripted_answers(lambda: web.Response(status=500, text="no", headers={"x-should-retry": "false"}))
+    http = HttpTransport(service="S", base_url=await local_server(handler), headers={})
+    with pytest.raises(ProviderError, match="S answered 500 Internal Server Error: no$"):
+        await http.post_json("/", {})
+    await http.aclose()
+    assert len(seen) == 1
+
+
+async def test_unreachable_server_is_a_provider_error_with_status_0() -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago and has no listener now
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    http = HttpTransport(service="OpenAI", base_url=f"http://127.0.0.1:{port}", headers={}, max_retries=0)
+    with pytest.raises(ProviderError, match=f"could not reach OpenAI at http://127.0.0.1:{port}/x") as caught:
+        await http.post_json("/x", {})
+    await http.aclose()
+    assert caught.value.status == 0 and caught.value.retryable
+
+
+async def test_a_non_json_success_body_is_a_provider_error(local_server: Any) -> None:
+    handler, _ = scripted_answers(lambda: web.Response(status=200, text="<html>proxy login</html>"))
+    http = HttpTransport(service="OpenAI", base_url=await local_server(handler), headers={})
+    with pytest.raises(ProviderError, match="answered 200 with a body that is not JSON"):
+        await http.post_json("/", {})
+    await http.aclose()
+
+
+def test_retry_delays_follow_the_headers_and_back_off() -> None:
+    assert retry_delay(0, {"retry-after-ms": "1500"}, 429) == 1.5
+    assert retry_delay(0, {"retry-after": "7"}, 503) == 7.0
+    assert retry_delay(0, {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 429) == 0.0  # a date in the past
+    assert retry_delay(0, {"retry-after": "3600"}, 429) is None  # longer than two minutes: give up now
+    assert retry_delay(0, {}, 400) is None
+    assert retry_delay(0, {"x-should-retry": "true"}, 400) is not None
+    first, fourth, tenth = (retry_delay(n, {}, 500) for n in (0, 3, 9))
+    assert first is not None and 0.375 <= first <= 0.5
+    assert fourth is not None and 3.0 <= fourth <= 4.0
+    assert tenth is not None and 6.0 <= tenth <= 8.0
+
+
+def test_error_message_reads_both_services_shapes() -> None:
+    assert error_message('{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}') == (
+        "Overloaded (overloaded_error)"
+    )
+    assert error_message('{"error": "model not found"}') == "model not found"
+    assert error_message("") == "(empty body)"
+
+
+async def test_scripted_demo_is_stateless_and_reads_the_results() -> None:
+    model = ScriptedDemo("weather")
+    first = await model.complete(Request(model="", messages=(Message.user("北京冷吗?"),)))
+    (call,) = first.message.tool_calls
+    assert (call.name, call.arguments) == ("get_weather", {"city": "北京", "unit": "celsius"})
+    from toolslip.messages import ToolResult
+
+    result = ToolResult(call_id=call.id, content='{"city": "北京", "temp": 19, "unit": "celsius", "desc": "多云"}')
+    transcript = (Message.user("北京冷吗?"), first.message, Message.tool([result]))
+    answer = await model.complete(Request(model="", messages=transcript))
+    assert answer.stop_reason == "end_turn" and "19 °C" in answer.message.text
+    again = await model.complete(Request(model="", messages=(*transcript, reply("ok"), Message.user("again?"))))
+    assert again.message.tool_calls[0].name == "get_weather"
