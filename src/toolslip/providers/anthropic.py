@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from .. import __version__
 from ..formats import anthropic as anthropic_format
+from ..formats import anthropic_stream
 from .http import HttpModel, HttpTransport
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
@@ -52,5 +53,10 @@ class AnthropicModel(HttpModel):
             secrets=(api_key or "", *(headers or {}).values()),
         )
         super().__init__(
-            model, name=name or f"anthropic:{model}", wire=anthropic_format, path="/v1/messages", transport=transport
+            model,
+            name=name or f"anthropic:{model}",
+            wire=anthropic_format,
+            stream=anthropic_stream,
+            path="/v1/messages",
+            transport=transport,
         )
