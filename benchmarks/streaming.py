@@ -32,7 +32,7 @@ QUESTION = "I spent 320 USD and 15000 JPY on a trip. How much is that in CNY, an
 
 
 def start_server() -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "toolslip", "serve", "--model", "scripted:expenses", "--port", "0"]
+    command = [sys.executable, "-m", "toolslip.cli", "serve", "--model", "scripted:expenses", "--port", "0"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
     for line in server.stdout:
@@ -43,7 +43,7 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
 
 
 async def cpu_per_step(model: Model, stream: bool, runs: int) -> tuple[float, int]:
-    """Median-free mean CPU microseconds per model call over ``runs`` runs, and the events seen per run."""
+    """Mean client CPU microseconds per model call over ``runs`` runs, and the events seen per run."""
     tools = load_tools_file(str(ROOT / "examples" / "expenses.py"))
     agent = Agent(model=model, tools=tools, stream=stream)
     events: list[Event] = []
@@ -78,13 +78,14 @@ async def main(runs: int, rounds: int) -> None:
                 samples[key].append(cpu)
                 events[key] = seen
         print(f"client CPU per model call, median of {rounds} rounds x {runs} runs of 5 steps (server: {base})")
-        print(f"{'format':<12} {'plain µs':>9} {'stream µs':>10} {'ratio':>6} {'events/run plain':>17} {'stream':>7}")
+        header = f"{'format':<12} {'plain µs':>9} {'stream µs':>10} {'ratio':>6}"
+        print(f"{header} {'loop events/run plain':>22} {'stream':>7}")
         for name in models:
             plain = statistics.median(samples[(name, False)])
             streamed = statistics.median(samples[(name, True)])
             print(
                 f"{name:<12} {plain:>9.0f} {streamed:>10.0f} {streamed / plain:>6.2f} "
-                f"{events[(name, False)]:>17} {events[(name, True)]:>7}"
+                f"{events[(name, False)]:>22} {events[(name, True)]:>7}"
             )
     finally:
         server.terminate()
