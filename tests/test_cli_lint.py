@@ -76,3 +76,19 @@ def test_unknown_rule_and_missing_file(capsys: pytest.CaptureFixture[str]) -> No
     assert "unknown lint rule 'typo-rule'" in capsys.readouterr().err
     assert main(["lint", "missing.json"]) == EXIT_ERROR
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_lint_reads_a_running_mcp_server() -> None:
+    import subprocess
+    import sys
+
+    server = f"{sys.executable} -m toolslip.cli mcp-serve examples/expenses.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "toolslip.cli", "lint", "--mcp", server, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert sorted(t["name"] for t in report["cost"]["tools"]) == ["calc", "fx"]

@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "mcp-serve",
     "tools",
     "lint",
+    "serve",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4

@@ -9,6 +9,7 @@ source declares them) for :func:`toolslip.lint.lint`.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,13 +21,15 @@ from ..messages import ToolSpec
 from ..tools import Tool
 from . import EXIT_ERROR, EXIT_OK
 from .files import load_tools_file
+from .mcp_option import add_mcp_option
 
 __all__ = ["load_declarations", "load_subjects", "register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("lint", help="check tool descriptions, overlaps and token cost")
-    p.add_argument("tools", help="a Python file of @tool functions, or a JSON list of tool declarations")
+    p.add_argument("tools", nargs="?", help="a Python file of @tool functions, or a JSON list of tool declarations")
+    add_mcp_option(p)
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument(
         "--disable",
@@ -43,7 +46,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _handle(args: argparse.Namespace) -> int:
     from ..lint import lint
 
-    tools, effects = load_subjects(args.tools)
+    if args.tools is None and not args.mcp:
+        raise ConfigError("give a tools file or JSON list of declarations, --mcp CMD, or both")
+    tools, effects = load_subjects(args.tools) if args.tools else ([], {})
+    for spec in args.mcp:  # the server's annotations become effects, so side-effect rules apply to it too
+        from ..mcp import list_tools
+
+        served = asyncio.run(list_tools(spec))
+        tools += served
+        effects = {**effects, **{t.name: t.effects for t in served}}
     report = lint(tools, effects=effects, disable=args.disable, cost=not args.no_cost)
     if args.format == "json":
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))

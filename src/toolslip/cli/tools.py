@@ -1,7 +1,7 @@
 """``toolslip tools [TOOLS.py] [--mcp CMD]``: what the model would be offered, and what it costs.
 
 One line per tool: its name, declared effects, whether its output is trusted, and the tokens its
-declaration takes in every request (an estimate: compact JSON characters / 3.6, one per CJK character).
+declaration takes in every OpenAI Chat request (:func:`toolslip.tokens.declaration_cost`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
-import re
 
 from ..errors import ConfigError
 from ..tools import Tool
@@ -18,9 +16,7 @@ from . import EXIT_OK
 from .files import load_tools_file
 from .mcp_option import add_mcp_option, mcp_sources
 
-__all__ = ["estimate_tokens", "register"]
-
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+__all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,28 +27,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_handle)
 
 
-def estimate_tokens(tool: Tool) -> int:
-    """Tokens of the declaration as compact JSON, estimated (no tokenizer needed)."""
-    text = json.dumps(
-        {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 3.6)
-
-
 def _handle(args: argparse.Namespace) -> int:
+    from ..tokens import declaration_cost
+
     if args.file is None and not args.mcp:
         raise ConfigError("give a tools file, --mcp CMD, or both")
     listed = asyncio.run(_collect(args))
+    cost = declaration_cost([t.spec for t, _ in listed], formats=("openai-chat",))
+    tokens = {c.name: c.tokens["openai-chat"] for c in cost.tools}
+    approx = "" if cost.exact else "~"
     if args.json:
         rows = [
             {
                 "name": t.name,
                 "effects": sorted(e.value for e in t.effects),
                 "trusted_output": t.trusted_output,
-                "tokens": estimate_tokens(t),
+                "tokens": tokens[t.name],
                 "source": source,
             }
             for t, source in listed
@@ -60,13 +50,12 @@ def _handle(args: argparse.Namespace) -> int:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return EXIT_OK
     width = max([4, *(len(t.name) for t, _ in listed)])
-    print(f"{'NAME':<{width}}  {'EFFECTS':<24}  {'OUTPUT':<9}  {'~TOKENS':>7}  SOURCE")
+    print(f"{'NAME':<{width}}  {'EFFECTS':<24}  {'OUTPUT':<9}  {approx + 'TOKENS':>7}  SOURCE")
     for t, source in listed:
         effects = ",".join(sorted(e.value for e in t.effects))
         output = "trusted" if t.trusted_output else "untrusted"
-        print(f"{t.name:<{width}}  {effects:<24}  {output:<9}  {estimate_tokens(t):>7}  {source}")
-    total = sum(estimate_tokens(t) for t, _ in listed)
-    print(f"total: {len(listed)} tools, ~{total} tokens of declarations per request")
+        print(f"{t.name:<{width}}  {effects:<24}  {output:<9}  {tokens[t.name]:>7}  {source}")
+    print(f"total: {len(listed)} tools, {approx}{cost.totals['openai-chat']} tokens of declarations per request")
     return EXIT_OK
 
 
