@@ -17,7 +17,6 @@ __all__ = ["COMMANDS", "main"]
 
 COMMANDS: tuple[str, ...] = (
     "run",
-    "serve",
     "eval",
     "eval-report",
     "eval-compare",
