@@ -18,22 +18,12 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
-from .errors import ArgumentError, ConfigError, ProviderError, ToolError
-from .events import (
-    Event,
-    ModelCalled,
-    ModelResponded,
-    RunFinished,
-    TextDelta,
-    ToolCallReady,
-    ToolCallStarted,
-    ToolFinished,
-    ToolStarted,
-)
+from .errors import ArgumentError, ConfigError, ToolError
+from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ModelResponse, Request, Settings, ToolCall, ToolResult, Usage
 from .model import Model
-from .streaming import CallComplete, CallStarted, ResponseDone, StreamEvent, TextChunk
+from .streaming import collect
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
@@ -90,6 +80,8 @@ class Agent:
     hooks: Sequence[Hook] = ()
     max_concurrency: int = 16
     """Cap on tool executions running at once, across all runs of this agent."""
+    debug: bool = False
+    """Check every request before sending it (``toolslip.check``); a broken history raises FormatError."""
     stream: bool | None = None
     """Ask the model to stream (text and tool-call events as they are written). ``None``: stream when the
     model can and the run has an event listener; ``False``: never."""
@@ -200,6 +192,10 @@ class Agent:
         request = Request(model="", messages=tuple(ctx.messages), tools=self.tools.specs(), settings=self.settings)
         for hook in self.hooks:
             request = await hook.prepare_request(ctx, request)
+        if self.debug:
+            from .checker import check_request
+
+            check_request(request, where=f"step {ctx.step}, ")
         ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
         response = None
         for hook in self.hooks:
@@ -209,7 +205,7 @@ class Agent:
         if response is None:
             stream = getattr(self.model, "stream", None)
             if stream is not None and (self.stream or (self.stream is None and ctx.emit is not None)):
-                response = await _streamed(ctx, stream(request), self.model.name)
+                response = await collect(stream(request), ctx.step, ctx.event, self.model.name)
             else:
                 response = await self.model.complete(request)
         for hook in self.hooks:
@@ -268,23 +264,6 @@ class Agent:
         if self._semaphore is None or self._semaphore_loop is not loop:
             self._semaphore, self._semaphore_loop = asyncio.Semaphore(self.max_concurrency), loop
         return self._semaphore
-
-
-async def _streamed(ctx: RunContext, stream: AsyncIterator[StreamEvent], model: str) -> ModelResponse:
-    """Forward a model's deltas as events; only the final response counts, so no half-parsed call runs."""
-    response = None
-    async for item in stream:
-        if isinstance(item, TextChunk):
-            ctx.event(TextDelta(step=ctx.step, text=item.text))
-        elif isinstance(item, CallStarted):
-            ctx.event(ToolCallStarted(step=ctx.step, id=item.id, name=item.name))
-        elif isinstance(item, CallComplete):
-            ctx.event(ToolCallReady(step=ctx.step, call=item.call))
-        elif isinstance(item, ResponseDone):
-            response = item.response
-    if response is None:
-        raise ProviderError(f"the stream of {model} ended without its final response", retryable=True)
-    return response
 
 
 async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:

@@ -19,10 +19,12 @@ is broken, and the model raises :class:`~toolslip.errors.ProviderError` instead.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from .errors import ProviderError
+from .events import Event, TextDelta, ToolCallReady, ToolCallStarted
 from .messages import ModelResponse, Text, ToolCall
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "ResponseDone",
     "StreamEvent",
     "TextChunk",
+    "collect",
     "response_to_events",
 ]
 
@@ -76,6 +79,28 @@ class ResponseDone:
 
 
 StreamEvent: TypeAlias = TextChunk | CallStarted | ArgsChunk | CallComplete | ResponseDone
+
+
+async def collect(
+    stream: AsyncIterator[StreamEvent], step: int, emit: Callable[[Event], None], model: str
+) -> ModelResponse:
+    """Consume a model's stream for the loop: deltas become run events, the final response is returned.
+
+    Only that response counts, so a call is never run from deltas; a stream that ends without it raises.
+    """
+    response = None
+    async for item in stream:
+        if isinstance(item, TextChunk):
+            emit(TextDelta(step=step, text=item.text))
+        elif isinstance(item, CallStarted):
+            emit(ToolCallStarted(step=step, id=item.id, name=item.name))
+        elif isinstance(item, CallComplete):
+            emit(ToolCallReady(step=step, call=item.call))
+        elif isinstance(item, ResponseDone):
+            response = item.response
+    if response is None:
+        raise ProviderError(f"the stream of {model} ended without its final response", retryable=True)
+    return response
 
 
 def response_to_events(response: ModelResponse, chunk_size: int = 8) -> Iterator[StreamEvent]:
