@@ -137,6 +137,8 @@ async def test_a_server_that_cannot_stream_is_named() -> None:
 
     async with server(plain) as (url, _):
         model = OpenAIChatModel("m", base_url=url, max_retries=0)
-        with pytest.raises(ProviderError, match="answered a streaming request with application/json"):
+        with pytest.raises(
+            ProviderError, match=r"application/json, not text/event-stream; .* toolslip run --no-stream"
+        ):
             [e async for e in model.stream(Request(model="", messages=()))]
         await model.aclose()

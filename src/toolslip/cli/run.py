@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--system", help="a system prompt")
     p.add_argument("--json", action="store_true", help="print the whole transcript as JSON on stdout")
     p.add_argument(
+        "--no-stream", action="store_true", help="wait for each whole answer (for servers that cannot stream)"
+    )
+    p.add_argument(
         "--gate",
         action="store_true",
         help="injection gate: once untrusted tool output is in the context, side-effecting calls need approval",
@@ -93,7 +96,14 @@ async def _run(args: argparse.Namespace, model: Model, local_tools: Any, rendere
         hooks.insert(1 if journal is not None else 0, TaintGate(approver=approver_from_args(args)))
     async with mcp_sources(args) as servers:
         tools = Toolbox([*(local_tools or ()), *servers])
-        agent = Agent(model=model, tools=tools, system=args.system, max_steps=args.max_steps, hooks=hooks)
+        agent = Agent(
+            model=model,
+            tools=tools,
+            system=args.system,
+            max_steps=args.max_steps,
+            hooks=hooks,
+            stream=False if args.no_stream else None,
+        )
         try:
             return await agent.arun(args.question, on_event=renderer)
         finally:

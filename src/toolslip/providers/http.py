@@ -86,7 +86,8 @@ class HttpTransport:
             if response.content_type != "text/event-stream":
                 raise ProviderError(
                     f"{self.service} answered a streaming request with {response.content_type}, not "
-                    "text/event-stream; it may not support streaming (use Agent(stream=False))",
+                    "text/event-stream; it may not support streaming: use Agent(stream=False) "
+                    "or toolslip run --no-stream",
                     status=response.status,
                 )
             yield first
