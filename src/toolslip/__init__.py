@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         Usage,
         UseTool,
     )
-    from .model import Model
+    from .model import Model, StreamingModel
     from .policy import TaintGate
     from .schema import NameMap, normalize_schema, normalize_tools
     from .search import ToolIndex, ToolSearch
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .server_tools import server_tool
     from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
+    from .tracing import Tracing
 
 __version__ = "0.1.0"
 
@@ -89,6 +90,7 @@ _LAZY: dict[str, str] = {
     "ServerTool": "messages",
     "Settings": "messages",
     "Spotlight": "spotlight",
+    "StreamingModel": "model",
     "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
@@ -102,6 +104,7 @@ _LAZY: dict[str, str] = {
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",
+    "Tracing": "tracing",
     "Usage": "messages",
     "UseTool": "messages",
     "arun": "loop",

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from .. import __version__
 from ..formats import anthropic as anthropic_format
+from ..formats import anthropic_stream
 from ..messages import Request
 from ..server_tools import anthropic_betas
 from .http import HttpModel, HttpTransport
@@ -58,7 +59,12 @@ class AnthropicModel(HttpModel):
             secrets=(api_key or "", *(headers or {}).values()),
         )
         super().__init__(
-            model, name=name or f"anthropic:{model}", wire=anthropic_format, path="/v1/messages", transport=transport
+            model,
+            name=name or f"anthropic:{model}",
+            wire=anthropic_format,
+            stream=anthropic_stream,
+            path="/v1/messages",
+            transport=transport,
         )
 
     def headers_for(self, request: Request) -> Mapping[str, str] | None:

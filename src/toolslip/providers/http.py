@@ -9,20 +9,27 @@ Retries follow the official SDKs' policy: 408, 409, 429 and 5xx answers and conn
 retried with exponential backoff (0.5 s doubling up to 8 s, minus up to 25 % jitter), and a server's
 ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date) is honoured up to two minutes. A server
 that sends ``x-should-retry`` decides for itself.
+
+Streaming (``post_stream``, ``HttpModel.stream``) retries the same way until the first bytes of the
+answer arrive; a connection that breaks after that is a retryable :class:`ProviderError` for the caller,
+because text already shown cannot be taken back by a silent second attempt.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import email.utils
 import random
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ProviderError
+from ..formats.sse import ServerSentEvent, SSEDecoder
 from ..messages import ModelResponse, Request
+from ..streaming import ResponseDone, StreamEvent
 
 if TYPE_CHECKING:
     import aiohttp
@@ -73,22 +80,60 @@ class HttpTransport:
 
         ``headers`` add to (or replace) the fixed headers for this call only.
         """
+        async with self._post(path, body, whole=True, headers=headers) as (response, raw):
+            return _decode_object(raw, self.service, response.status)
+
+    async def post_stream(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[bytes]:
+        """POST ``body`` and yield the event stream that answers it, chunk by chunk as it arrives."""
+        import aiohttp
+
+        async with self._post(path, body, whole=False, headers=headers) as (response, first):
+            if response.content_type != "text/event-stream":
+                raise ProviderError(
+                    f"{self.service} answered a streaming request with {response.content_type}, not "
+                    "text/event-stream; it may not support streaming: use Agent(stream=False) "
+                    "or toolslip run --no-stream",
+                    status=response.status,
+                )
+            yield first
+            try:
+                async for chunk in response.content.iter_any():
+                    yield chunk
+            except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
+                raise ProviderError(
+                    f"the connection to {self.service} broke mid-stream: {_describe(exc)}", retryable=True
+                ) from None
+
+    @contextlib.asynccontextmanager
+    async def _post(
+        self, path: str, body: Mapping[str, Any], whole: bool, headers: Mapping[str, str] | None
+    ) -> AsyncIterator[tuple[aiohttp.ClientResponse, bytes]]:
+        """POST with retries until a 2xx answer arrives: the response and its body (``whole``) or first bytes."""
         import aiohttp
         import orjson
 
         session = await self._session_for_this_loop()
         url = self.base_url + path
         data = orjson.dumps(body)
+        if not whole:
+            headers = {**(headers or {}), "Accept": "text/event-stream"}
         attempt = 0
         while True:
             try:
-                async with session.post(url, data=data, headers=headers) as response:
-                    raw = await response.read()
+                response = await session.post(url, data=data, headers=headers)
+                try:
                     status = response.status
-                    if status < 300:
-                        return _decode_object(raw, self.service, status)
-                    error = self._error(status, response.reason, raw)
-                    wait = retry_delay(attempt, response.headers, status)
+                    raw = await (response.read() if whole or status >= 300 else response.content.readany())
+                except BaseException:
+                    response.release()
+                    raise
+                if status < 300:
+                    break
+                response.release()
+                error = self._error(status, response.reason, raw)
+                wait = retry_delay(attempt, response.headers, status)
             except (aiohttp.ClientConnectionError, TimeoutError) as exc:
                 error = ProviderError(
                     f"could not reach {self.service} at {url}: {_describe(exc)}", status=0, retryable=True
@@ -102,6 +147,10 @@ class HttpTransport:
                 raise error
             attempt += 1
             await asyncio.sleep(wait)
+        try:
+            yield response, raw
+        finally:
+            response.release()
 
     async def aclose(self) -> None:
         """Close the session; the transport opens a new one if used again."""
@@ -232,16 +281,33 @@ class WireFormat(Protocol):
     def response_from_wire(self, data: Any) -> ModelResponse: ...
 
 
+class Accumulator(Protocol):
+    def feed(self, event: ServerSentEvent) -> list[StreamEvent]: ...
+
+    def finish(self) -> ModelResponse: ...
+
+
+class StreamFormat(Protocol):
+    """What a transport needs of a stream module (``formats.openai_chat_stream``, ``anthropic_stream``)."""
+
+    def stream_body(self, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def Accumulator(self) -> Accumulator: ...  # the module's class, called to make one
+
+
 class HttpModel:
     """A :class:`~toolslip.model.Model` made of a wire format and an :class:`HttpTransport`.
 
     The request's ``model`` is filled in from ``model`` when the loop left it empty.
     """
 
-    def __init__(self, model: str, *, name: str, wire: WireFormat, path: str, transport: HttpTransport) -> None:
+    def __init__(
+        self, model: str, *, name: str, wire: WireFormat, stream: StreamFormat, path: str, transport: HttpTransport
+    ) -> None:
         self.model = model
         self.name = name
         self._wire = wire
+        self._stream = stream
         self._path = path
         self._http = transport
 
@@ -258,6 +324,18 @@ class HttpModel:
     def headers_for(self, request: Request) -> Mapping[str, str] | None:
         """Headers this one request needs beyond the fixed ones (none here; Anthropic betas, for one)."""
         return None
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """The answer as it is written; ends with the response :meth:`complete` would have returned."""
+        if not request.model:
+            request = dataclasses.replace(request, model=self.model)
+        body = self._stream.stream_body(self._wire.request_to_wire(request))
+        decoder, accumulator = SSEDecoder(), self._stream.Accumulator()
+        async for chunk in self._http.post_stream(self._path, body, self.headers_for(request)):
+            for event in decoder.feed(chunk):
+                for delta in accumulator.feed(event):
+                    yield delta
+        yield ResponseDone(response=accumulator.finish())
 
     async def aclose(self) -> None:
         """Close the HTTP session (a new one is opened if the model is used again)."""

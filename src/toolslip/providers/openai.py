@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 
 from .. import __version__
-from ..formats import openai_chat
+from ..formats import openai_chat, openai_chat_stream
 from .http import HttpModel, HttpTransport
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel"]
@@ -67,5 +67,10 @@ class OpenAIChatModel(HttpModel):
             secrets=(api_key or "", *(headers or {}).values()),
         )
         super().__init__(
-            model, name=name or f"openai:{model}", wire=openai_chat, path="/chat/completions", transport=transport
+            model,
+            name=name or f"openai:{model}",
+            wire=openai_chat,
+            stream=openai_chat_stream,
+            path="/chat/completions",
+            transport=transport,
         )
