@@ -14,7 +14,7 @@ import toolslip
 from toolslip import Agent, CannotExpress, ConfigError, Request, ServerTool, Tool, Toolbox
 from toolslip.cli.render import Renderer
 from toolslip.events import Event, ToolStarted
-from toolslip.formats import anthropic, openai_chat, openai_responses
+from toolslip.formats import anthropic, anthropic_stream, openai_chat, openai_responses
 from toolslip.messages import Message, ProviderPart, ToolResult
 from toolslip.server_tools import anthropic_betas, declared_server_tools, describe, render, server_tool
 from toolslip.testing import ScriptedModel
@@ -426,9 +426,19 @@ async def post_to_stub(answers: list[dict[str, Any]], agent_for: Any, prompt: st
 
     seen: list[tuple[bytes, str | None]] = []
 
-    async def messages(http: web.Request) -> web.Response:
-        seen.append((await http.read(), http.headers.get("anthropic-beta")))
-        return web.json_response(answers[len(seen) - 1])
+    async def messages(http: web.Request) -> web.StreamResponse:
+        body = await http.read()
+        seen.append((body, http.headers.get("anthropic-beta")))
+        answer = answers[len(seen) - 1]
+        if not json.loads(body).get("stream"):
+            return web.json_response(answer)
+        # Streamed as Anthropic does: message_start, content blocks with their deltas, message_stop.
+        out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await out.prepare(http)
+        for name, event in anthropic_stream.response_to_events(anthropic.response_from_wire(answer)):
+            await out.write(f"event: {name}\ndata: {json.dumps(event)}\n\n".encode())
+        await out.write_eof()
+        return out
 
     app = web.Application()
     app.router.add_post("/v1/messages", messages)
@@ -500,3 +510,24 @@ def test_toolslip_run_shows_server_blocks_and_counts_searches(
     assert "[step 1]   -> 2 results: en.wikipedia.org, britannica.com\n" in out
     assert "tool calls, 1 web_search_requests; run " in out
     assert seen[0].server_tools == (server_tool("web_search", max_uses=3),)
+
+
+async def test_streamed_server_blocks_go_back_byte_for_byte() -> None:
+    import orjson
+
+    from toolslip.providers.anthropic import AnthropicModel
+
+    data = golden("server_web_search")
+    calls: list[dict[str, Any]] = []
+
+    def agent_for(base: str) -> Agent:
+        model = AnthropicModel("claude-sonnet-4-5", base_url=base, api_key="k")
+        return Agent(
+            model=model, tools=Toolbox([weather_tool(calls)]), server_tools=[server_tool("web_search")], stream=True
+        )
+
+    final = {**data["response"], "content": [{"type": "text", "text": "Rain."}], "stop_reason": "end_turn"}
+    seen = await post_to_stub([data["response"], final], agent_for, data["request"]["messages"][0]["content"])
+    assert calls == [{"city": "Petoskey"}]
+    assert json.loads(seen[0][0])["stream"] is True
+    assert orjson.dumps(data["response"]["content"]) in seen[1][0]
