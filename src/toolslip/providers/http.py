@@ -14,7 +14,6 @@ that sends ``x-should-retry`` decides for itself.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import email.utils
 import random
 import time
@@ -86,7 +85,7 @@ class HttpTransport:
                     wait = retry_delay(attempt, response.headers, status)
             except (aiohttp.ClientConnectionError, TimeoutError) as exc:
                 error = ProviderError(
-                    f"could not reach {self.service} at {url}: {_describe(exc)}", status=0, retryable=True
+                    f"could not reach {self.service}: POST {url} failed: {_describe(exc)}", status=0, retryable=True
                 )
                 wait = retry_delay(attempt, {}, 0)
             if wait is None or attempt >= self.max_retries:
@@ -245,10 +244,10 @@ class HttpModel:
         return self._http.base_url
 
     async def complete(self, request: Request) -> ModelResponse:
+        body = self._wire.request_to_wire(request)
         if not request.model:
-            request = dataclasses.replace(request, model=self.model)
-        answer = await self._http.post_json(self._path, self._wire.request_to_wire(request))
-        return self._wire.response_from_wire(answer)
+            body["model"] = self.model  # cheaper than copying the request: "model" is top-level in every format
+        return self._wire.response_from_wire(await self._http.post_json(self._path, body))
 
     async def aclose(self) -> None:
         """Close the HTTP session (a new one is opened if the model is used again)."""
