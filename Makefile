@@ -2,10 +2,10 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := dev
+EXTRAS := dev,ray,report
 QUESTION ?= What's the weather in Beijing?
 
-.PHONY: venv run test check bench clean
+.PHONY: venv system-deps run test check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,8 @@ $(BIN)/python:
 # Reinstall only when the dependency list changes.
 $(VENV)/.installed-$(EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
+	# BFCL's function docs and questions as data only (its own dependencies are heavy and unused here)
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
 	touch $@
 
 venv: $(VENV)/.installed-$(EXTRAS)
@@ -21,7 +23,11 @@ venv: $(VENV)/.installed-$(EXTRAS)
 run: venv
 	$(BIN)/toolslip run examples/weather.py "$(QUESTION)"
 
-test: venv
+# The HTML-report tests look at the page in a real headless Chromium (Debian's package).
+system-deps:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+test: venv system-deps
 	$(BIN)/python -m pytest -q
 
 check: venv

@@ -208,3 +208,18 @@ async def test_iter_raises_the_model_error() -> None:
 def test_max_steps_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_steps"):
         Agent(model=ScriptedModel([]), max_steps=0)
+
+
+async def test_tool_error_becomes_an_error_result_with_the_tools_own_content() -> None:
+    from toolslip import Image, Text, ToolError
+
+    @tool(effects="read_only")
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        raise ToolError((Text(text=f"no data for {city}; try Beijing"), Image(media_type="image/png", data="AA==")))
+
+    agent = Agent(model=ScriptedModel([call("lookup", city="Atlantis"), "sorry"]), tools=Toolbox([lookup]))
+    result = await agent.arun("q")
+    [res] = result.messages[2].tool_results
+    assert res.is_error and res.untrusted
+    assert res.content == (Text(text="no data for Atlantis; try Beijing"), Image(media_type="image/png", data="AA=="))

@@ -10,17 +10,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .approval import Approval, ApprovalRequest, Decision
+    from .dedup import Dedup
     from .effects import Effect
     from .errors import (
         ArgumentError,
         CannotExpress,
         ConfigError,
         FormatError,
+        McpError,
         ProviderError,
         ToolDefinitionError,
+        ToolError,
         ToolslipError,
     )
     from .hooks import Hook, RunContext, ToolAnswer
+    from .journal import Journal
     from .loop import Agent, RunResult, arun, run
     from .messages import (
         Image,
@@ -37,19 +42,30 @@ if TYPE_CHECKING:
         UseTool,
     )
     from .model import Model
+    from .policy import TaintGate
+    from .search import ToolIndex, ToolSearch
+    from .secrets import SecretGuard
+    from .serial import SerialSideEffects
+    from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "Agent": "loop",
+    "Approval": "approval",
+    "ApprovalRequest": "approval",
     "ArgumentError": "errors",
     "CannotExpress": "errors",
     "ConfigError": "errors",
+    "Decision": "approval",
+    "Dedup": "dedup",
     "Effect": "effects",
     "FormatError": "errors",
     "Hook": "hooks",
     "Image": "messages",
+    "Journal": "journal",
+    "McpError": "errors",
     "Message": "messages",
     "Model": "model",
     "ModelResponse": "messages",
@@ -58,13 +74,20 @@ _LAZY: dict[str, str] = {
     "Request": "messages",
     "RunContext": "hooks",
     "RunResult": "loop",
+    "SecretGuard": "secrets",
+    "SerialSideEffects": "serial",
     "Settings": "messages",
+    "Spotlight": "spotlight",
+    "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
     "ToolAnswer": "hooks",
     "ToolCall": "messages",
     "ToolDefinitionError": "errors",
+    "ToolError": "errors",
+    "ToolIndex": "search",
     "ToolResult": "messages",
+    "ToolSearch": "search",
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",

@@ -14,10 +14,19 @@ A tool that declares nothing is treated as ``side_effect``: an unknown tool is a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
+from typing import Any
 
-__all__ = ["CONSERVATIVE", "Effect", "EffectsLike", "is_read_only", "is_side_effecting", "parse_effects"]
+__all__ = [
+    "CONSERVATIVE",
+    "Effect",
+    "EffectsLike",
+    "effects_from_mcp_annotations",
+    "is_read_only",
+    "is_side_effecting",
+    "parse_effects",
+]
 
 
 class Effect(StrEnum):
@@ -60,3 +69,24 @@ def is_read_only(effects: frozenset[Effect]) -> bool:
 def is_side_effecting(effects: frozenset[Effect]) -> bool:
     """True when running the tool twice could differ from running it once."""
     return bool(effects & {Effect.SIDE_EFFECT, Effect.EGRESS, Effect.DESTRUCTIVE}) and Effect.IDEMPOTENT not in effects
+
+
+def effects_from_mcp_annotations(annotations: Mapping[str, Any] | None) -> frozenset[Effect]:
+    """Map MCP tool annotations to effects, using MCP's own defaults for missing hints.
+
+    MCP defaults are pessimistic like ours: a tool is not read-only, is destructive, is not idempotent
+    and talks to an open world unless it says otherwise. ``openWorldHint`` becomes ``egress`` because a
+    tool that reaches outside can carry data out. Hints are untrusted claims of the server; a caller who
+    does not trust the server should override them.
+    """
+    hints = annotations or {}
+    if hints.get("readOnlyHint") is True:
+        return frozenset({Effect.READ_ONLY})
+    out = {Effect.SIDE_EFFECT}
+    if hints.get("destructiveHint", True) is not False:
+        out.add(Effect.DESTRUCTIVE)
+    if hints.get("idempotentHint") is True:
+        out.add(Effect.IDEMPOTENT)
+    if hints.get("openWorldHint", True) is not False:
+        out.add(Effect.EGRESS)
+    return frozenset(out)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Event",
+    "GateDecided",
     "ModelCalled",
     "ModelResponded",
     "RunFinished",
@@ -73,8 +74,28 @@ class ToolFinished:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GateDecided:
+    """A policy hook judged a call before it ran (the injection gate, the secret guard): the audit record."""
+
+    step: int
+    call_id: str
+    tool: str
+    gate: str
+    """Which hook decided (``taint-gate``, ``secret-guard``)."""
+    decision: str
+    """``allowed``, ``denied`` or ``asked``."""
+    reason: str
+    approved: bool | None = None
+    """The answer when the decision was ``asked``."""
+    sources: tuple[str, ...] = ()
+    """The untrusted content in the context when the call was judged (``read_issue#call_3``...)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished:
     result: RunResult = field(repr=False)
 
 
-Event: TypeAlias = ModelCalled | TextDelta | ToolCallStarted | ModelResponded | ToolStarted | ToolFinished | RunFinished
+Event: TypeAlias = (
+    ModelCalled | TextDelta | ToolCallStarted | ModelResponded | ToolStarted | ToolFinished | GateDecided | RunFinished
+)

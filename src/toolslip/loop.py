@@ -15,10 +15,10 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
-from .errors import ArgumentError
+from .errors import ArgumentError, ToolError
 from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ModelResponse, Request, Settings, ToolCall, ToolResult, Usage
@@ -80,6 +80,7 @@ class Agent:
     max_concurrency: int = 16
     """Cap on tool executions running at once, across all runs of this agent."""
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+    _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
@@ -225,16 +226,23 @@ class Agent:
         if answer is not None:
             result, note = answer.result, answer.note
         else:
-            if self._semaphore is None:
-                self._semaphore = asyncio.Semaphore(self.max_concurrency)
-            async with self._semaphore:
+            async with self._limit():
                 result, note = await execute_call(call, tool, self.tools), ""
         for hook in self.hooks:
             result = await hook.after_tool(ctx, call, tool, result)
+        # Truncate last, so hooks (the run journal) keep the full output while the model sees the cut.
+        result = truncate_output(result, tool)
         ctx.event(
             ToolFinished(step=ctx.step, call=call, result=result, seconds=time.perf_counter() - started, note=note)
         )
         return result
+
+    def _limit(self) -> asyncio.Semaphore:
+        """The agent-wide cap; a new one per event loop, since a semaphore binds to the loop it waits in."""
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._semaphore_loop is not loop:
+            self._semaphore, self._semaphore_loop = asyncio.Semaphore(self.max_concurrency), loop
+        return self._semaphore
 
 
 async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:
@@ -256,14 +264,25 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
             output = await tool.invoke(call.arguments)
     except ArgumentError as exc:
         return error(f"{exc}. Fix these arguments and call {tool.name} again.")
+    except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
+        return ToolResult(
+            call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output
+        )
     except TimeoutError:
         return error(f"{tool.name} timed out after {tool.timeout:g} s and was cancelled.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash
         return error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
-    if tool.max_output_chars is not None and isinstance(output, str) and len(output) > tool.max_output_chars:
-        cut = len(output) - tool.max_output_chars
-        output = output[: tool.max_output_chars] + f"\n[... output truncated: {cut} more characters not shown]"
     return ToolResult(call_id=call.id, name=call.name, content=output, untrusted=not tool.trusted_output)
+
+
+def truncate_output(result: ToolResult, tool: Tool | None) -> ToolResult:
+    """Cut text output longer than the tool's ``max_output_chars``, with a marker the model can read."""
+    limit = tool.max_output_chars if tool is not None else None
+    if limit is None or not isinstance(result.content, str) or len(result.content) <= limit:
+        return result
+    cut = len(result.content) - limit
+    marker = f"\n[... output truncated: {cut} more characters not shown]"
+    return replace(result, content=result.content[:limit] + marker)
 
 
 def _json_problem(raw: str | None) -> str:

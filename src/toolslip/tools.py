@@ -29,6 +29,8 @@ from .messages import Image, Text, ToolSpec
 if TYPE_CHECKING:
     import pydantic
 
+    from .search import ToolIndex
+
 __all__ = ["Tool", "ToolLike", "ToolOutput", "Toolbox", "as_toolbox", "serialize_output", "tool"]
 
 ToolOutput = str | tuple[Text | Image, ...]
@@ -328,6 +330,7 @@ class Toolbox:
 
     def __init__(self, tools: Iterable[ToolLike | Toolbox] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._index: ToolIndex | None = None
         for item in tools:
             self.add(item)
 
@@ -340,6 +343,15 @@ class Toolbox:
         if t.name in self._tools:
             raise ToolDefinitionError(f"two tools are named {t.name!r}; tool names must be unique")
         self._tools[t.name] = t
+        self._index = None
+
+    def search(self, query: str, k: int = 5) -> list[Tool]:
+        """The ``k`` tools that best match ``query`` (BM25, see :mod:`toolslip.search`), best first."""
+        if self._index is None:
+            from .search import ToolIndex
+
+            self._index = ToolIndex(self._tools.values())
+        return [self._tools[hit.name] for hit in self._index.search(query, k)]
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -15,7 +15,20 @@ from collections.abc import Sequence
 
 __all__ = ["COMMANDS", "main"]
 
-COMMANDS: tuple[str, ...] = ("run", "serve")
+COMMANDS: tuple[str, ...] = (
+    "run",
+    "eval",
+    "eval-report",
+    "eval-compare",
+    "resume",
+    "runs",
+    "show",
+    "injection",
+    "mcp-serve",
+    "serve",
+    "tools",
+    "lint",
+)
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4
 

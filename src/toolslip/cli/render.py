@@ -1,11 +1,12 @@
-"""How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``."""
+"""How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``,
+and one per decision of a policy hook (the injection gate, the secret guard)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..events import Event, ToolFinished
+from ..events import Event, GateDecided, ToolFinished
 
 __all__ = ["Renderer", "format_call"]
 
@@ -26,6 +27,10 @@ class Renderer:
         self.out = out
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, GateDecided):
+            from ..policy import describe_decision
+
+            print(f"[step {event.step}] {describe_decision(event)}", file=self.out, flush=True)
         if isinstance(event, ToolFinished):
             call, result = event.call, event.result
             text = result.text.replace("\n", " ")

@@ -1,4 +1,8 @@
-"""``toolslip run TOOLS.py "question"``: run the loop on a file of tools and show each step as it happens."""
+"""``toolslip run [TOOLS.py] "question"``: run the loop and show each step as it happens.
+
+Tools come from a Python file of ``@tool`` functions, from MCP servers (``--mcp``), or both. The run is
+journaled by default, so ``toolslip resume RUN_ID`` can finish it after a crash or a paused approval.
+"""
 
 from __future__ import annotations
 
@@ -6,51 +10,98 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from . import EXIT_ERROR, EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED
+from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
 from .files import load_tools_file
+from .mcp_option import add_mcp_option, mcp_sources
 from .render import Renderer
+from .resume import exit_code
+
+if TYPE_CHECKING:
+    from ..loop import RunResult
+    from ..model import Model
 
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("run", help="run a question against a file of @tool functions")
-    p.add_argument("tools", help="a Python file whose @tool functions the model may call")
-    p.add_argument("question", help="what to ask the model")
-    p.add_argument("--model", help="e.g. local, openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, scripted")
+    p = sub.add_parser(
+        "run",
+        help="ask a question with a file of @tool functions (and/or MCP servers) as tools",
+        description="toolslip run [TOOLS.py] QUESTION — the tools file may be left out when --mcp gives the tools.",
+    )
+    p.add_argument("items", nargs="+", metavar="[TOOLS.py] QUESTION", help="a tools file (optional), then the question")
+    p.add_argument(
+        "--model", help="local, local:qwen2.5-coder-1.5b, openai:gpt-4o-mini, anthropic:claude-sonnet-4-5..."
+    )
     p.add_argument("--max-steps", type=int, default=8, help="hard limit on model calls (default 8)")
     p.add_argument("--system", help="a system prompt")
     p.add_argument("--json", action="store_true", help="print the whole transcript as JSON on stdout")
+    p.add_argument(
+        "--gate",
+        action="store_true",
+        help="injection gate: once untrusted tool output is in the context, side-effecting calls need approval",
+    )
+    add_mcp_option(p)
+    add_run_options(p)
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..loop import Agent
+    from ..errors import ConfigError
     from ..providers import default_model
 
+    if len(args.items) > 2:
+        raise ConfigError("give at most a tools file and one question; quote the question")
+    args.tools, args.question = args.items if len(args.items) == 2 else (None, args.items[0])
+    if args.tools is None and not args.mcp:
+        raise ConfigError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     if args.max_steps < 1:
-        print("toolslip run: --max-steps must be at least 1", file=sys.stderr)
-        return EXIT_ERROR
-    tools = load_tools_file(args.tools)
+        raise ConfigError("--max-steps must be at least 1")
+    local_tools = load_tools_file(args.tools) if args.tools else None
     model, why = default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
-    agent = Agent(model=model, tools=tools, system=args.system, max_steps=args.max_steps)
-    renderer = Renderer(out)
-    result = asyncio.run(agent.arun(args.question, on_event=renderer))
+    result = asyncio.run(_run(args, model, local_tools, out))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
-    else:
-        print(f"\n{result.output}" if result.output else "", file=out)
-    print(f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls]", file=out)
-    if result.ok:
-        return EXIT_OK
-    return EXIT_MAX_STEPS if result.stop_reason == "max_steps" else EXIT_STOPPED
+    elif result.output:
+        print(f"\n{result.output}", file=out)
+    print(
+        f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls; "
+        f"run {result.run_id}]",
+        file=out,
+    )
+    if result.stop_reason == "paused":
+        print(f"the run is paused for approval; continue with: toolslip resume {result.run_id}", file=sys.stderr)
+    return exit_code(result)
 
 
-def _transcript_json(result: Any) -> dict[str, Any]:
+async def _run(args: argparse.Namespace, model: Model, local_tools: Any, out: TextIO) -> RunResult:
+    from ..loop import Agent
+    from ..tools import Toolbox
+
+    # resume must rebuild the same model, so the journal records the resolved name, not an empty default
+    args.model = args.model or model.name
+    journal = journal_from_args(args)
+    hooks = hooks_from_args(args, journal)
+    if args.gate:  # after the journal's replayer, before dedup and approval
+        from ..policy import TaintGate
+
+        hooks.insert(1 if journal is not None else 0, TaintGate(approver=approver_from_args(args)))
+    async with mcp_sources(args) as servers:
+        tools = Toolbox([*(local_tools or ()), *servers])
+        agent = Agent(model=model, tools=tools, system=args.system, max_steps=args.max_steps, hooks=hooks)
+        try:
+            return await agent.arun(args.question, on_event=Renderer(out))
+        finally:
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
+
+
+def _transcript_json(result: RunResult) -> dict[str, Any]:
     from ..messages import message_to_dict
 
     return {

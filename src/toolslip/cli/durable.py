@@ -1,0 +1,81 @@
+"""Command-line options for exactly-once runs, shared by ``toolslip run`` and ``toolslip resume``.
+
+``add_run_options(parser)`` adds ``--journal``, ``--no-journal``, ``--approve`` and ``--serial``;
+``hooks_from_args(args)`` turns them into the hooks to give the agent, in the order that matters:
+journal replay, dedup, approval, journal record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ..approval import Approval, Approver, terminal_approver
+from ..dedup import Dedup
+from ..hooks import Hook
+from ..journal import Journal, default_journal_path
+from ..serial import SerialSideEffects
+
+__all__ = ["add_run_options", "approver_from_args", "hooks_from_args", "journal_from_args"]
+
+_APPROVERS: dict[str, Approver | None] = {
+    "ask": terminal_approver,
+    "yes": lambda request: True,
+    "no": lambda request: False,
+    "pause": None,
+}
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("side effects")
+    group.add_argument(
+        "--journal",
+        metavar="PATH",
+        help=f"the run journal (SQLite); default {default_journal_path()} ($TOOLSLIP_HOME/runs.sqlite)",
+    )
+    group.add_argument("--no-journal", action="store_true", help="do not record the run (it cannot be resumed)")
+    group.add_argument(
+        "--approve",
+        choices=sorted(_APPROVERS),
+        help="side-effecting calls: ask on the terminal, approve all, refuse all, or pause the run to decide "
+        "later with `toolslip resume` (default: ask on a terminal, else pause)",
+    )
+    group.add_argument(
+        "--serial",
+        action="store_true",
+        help="ask the model for one call per turn when side-effecting tools are offered",
+    )
+
+
+def approver_from_args(args: argparse.Namespace) -> Approver | None:
+    choice = args.approve or ("ask" if sys.stdin.isatty() else "pause")
+    return _APPROVERS[choice]
+
+
+def journal_from_args(args: argparse.Namespace, meta: Mapping[str, Any] | None = None) -> Journal | None:
+    """The journal the options name, or ``None`` with ``--no-journal``."""
+    if args.no_journal:
+        return None
+    return Journal(args.journal or default_journal_path(), approver=approver_from_args(args), meta=meta or _meta(args))
+
+
+def hooks_from_args(args: argparse.Namespace, journal: Journal | None = None) -> list[Hook]:
+    """Journal replay, dedup, approval, journal record (and the serial hook with ``--serial``)."""
+    journal = journal if journal is not None else journal_from_args(args)
+    inner: list[Hook] = [Dedup(), Approval(approver_from_args(args))]
+    if args.serial:
+        inner.append(SerialSideEffects())
+    return journal.wrap(*inner) if journal is not None else inner
+
+
+def _meta(args: argparse.Namespace) -> dict[str, Any]:
+    """What `toolslip resume` needs to rebuild the agent: the model string, tools file and step limit."""
+    tools = getattr(args, "tools", None)
+    return {
+        "model": getattr(args, "model", None),
+        "tools_file": os.path.abspath(tools) if isinstance(tools, str) else None,
+        "max_steps": getattr(args, "max_steps", None),
+    }

@@ -1,0 +1,107 @@
+"""``toolslip lint TOOLS``: check tool descriptions and what the set costs; exit 1 on errors (for CI).
+
+TOOLS is a Python file of ``@tool`` functions or a JSON list of declarations in the OpenAI Chat or
+Anthropic format (a request body with a ``tools`` key works too). Another source of tools, such as an MCP
+server, plugs in at :func:`load_subjects`: it returns tools or ``ToolSpec`` objects (and effects, if the
+source declares them) for :func:`toolslip.lint.lint`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..effects import Effect
+from ..errors import ConfigError, FormatError
+from ..messages import ToolSpec
+from ..tools import Tool
+from . import EXIT_ERROR, EXIT_OK
+from .files import load_tools_file
+from .mcp_option import add_mcp_option
+
+__all__ = ["load_declarations", "load_subjects", "register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("lint", help="check tool descriptions, overlaps and token cost")
+    p.add_argument("tools", nargs="?", help="a Python file of @tool functions, or a JSON list of tool declarations")
+    add_mcp_option(p)
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    p.add_argument(
+        "--disable",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="skip a rule everywhere, or for one tool as TOOL:RULE (repeatable)",
+    )
+    p.add_argument("--fail-on", choices=("error", "warning"), default="error", help="what makes the exit code 1")
+    p.add_argument("--no-cost", action="store_true", help="skip counting tokens")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from ..lint import lint
+
+    if args.tools is None and not args.mcp:
+        raise ConfigError("give a tools file or JSON list of declarations, --mcp CMD, or both")
+    tools, effects = load_subjects(args.tools) if args.tools else ([], {})
+    for spec in args.mcp:  # the server's annotations become effects, so side-effect rules apply to it too
+        from ..mcp import list_tools
+
+        served = asyncio.run(list_tools(spec))
+        tools += served
+        effects = {**effects, **{t.name: t.effects for t in served}}
+    report = lint(tools, effects=effects, disable=args.disable, cost=not args.no_cost)
+    if args.format == "json":
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(report.render())
+    failed = report.errors or (args.fail_on == "warning" and report.warnings)
+    return EXIT_ERROR if failed else EXIT_OK
+
+
+def load_subjects(source: str) -> tuple[list[Tool | ToolSpec], Mapping[str, frozenset[Effect]]]:
+    """The tools named by ``source`` and the effects their source declares (none for JSON files)."""
+    if source.endswith(".py"):
+        return list(load_tools_file(source)), {}
+    return list(load_declarations(source)), {}
+
+
+def load_declarations(path: str) -> list[ToolSpec]:
+    """Read a JSON list of tool declarations; each item may be in the OpenAI Chat or the Anthropic format."""
+    from ..formats import anthropic, openai_chat
+
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"tools file {path!r} does not exist")
+    if file.suffix != ".json":
+        raise ConfigError(f"{path}: lint reads a Python file (.py) or a JSON list of tool declarations (.json)")
+    try:
+        data: Any = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("tools"), list):
+        data = data["tools"]
+    if not isinstance(data, list) or not data:
+        raise ConfigError(f"{path}: expected a non-empty JSON list of tool declarations (or an object with 'tools')")
+    specs: list[ToolSpec] = []
+    for i, item in enumerate(data):
+        if isinstance(item, dict) and "function" in item:
+            wire: Any = openai_chat
+        elif isinstance(item, dict) and "input_schema" in item:
+            wire = anthropic
+        else:
+            raise ConfigError(
+                f"{path}: item {i} is neither an OpenAI Chat declaration "
+                '({"type": "function", "function": {...}}) nor an Anthropic one ({"name", "input_schema"})'
+            )
+        try:
+            specs.extend(wire.tools_from_wire([item]))
+        except FormatError as exc:  # its path names the one-item list it was given: say which item of the file
+            where = exc.path.replace("tools[0]", f"[{i}]", 1)
+            raise ConfigError(f"{path}{where}: {str(exc).removeprefix(f'{exc.path}: ')}") from None
+    return specs

@@ -1,0 +1,80 @@
+"""``toolslip show RUN_ID``: one run's journal, entry by entry, with full tool arguments and outputs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ConfigError
+from ..journal import Entry, default_journal_path, response_from_dict
+from ..messages import ToolResult, message_from_dict, part_from_dict
+from . import EXIT_OK
+from .runs import open_store
+
+__all__ = ["format_entry", "register"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("show", help="print one run from the journal")
+    parser.add_argument("run_id", metavar="RUN_ID", help="as listed by `toolslip runs`")
+    parser.add_argument("--journal", metavar="PATH", help=f"the run journal (default {default_journal_path()})")
+    parser.add_argument("--json", action="store_true", help="print the raw entries as JSON lines")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    entries = open_store(args.journal).entries(args.run_id)
+    if not entries:
+        raise ConfigError(f"no run {args.run_id!r} in the journal; `toolslip runs` lists the runs it holds")
+    for entry in entries:
+        if args.json:
+            line = {"seq": entry.seq, "at": entry.at, "kind": entry.kind, "step": entry.step, "key": entry.key}
+            print(json.dumps({**line, "data": entry.data}, ensure_ascii=False))
+        else:
+            print(format_entry(entry))
+    return EXIT_OK
+
+
+def format_entry(entry: Entry) -> str:
+    """One entry as the lines a person reads."""
+    when = time.strftime("%H:%M:%S", time.localtime(entry.at))
+    head = f"[{when}] step {entry.step} {entry.kind}"
+    data = entry.data
+    if entry.kind == "start":
+        meta = {k: v for k, v in (data.get("meta") or {}).items() if v is not None}
+        lines = [f"{head}: model {data.get('model')} {_json(meta) if meta else ''}".rstrip()]
+        lines += [f"  {m.role}: {m.text}" for m in map(message_from_dict, data.get("messages", ()))]
+        return "\n".join(lines)
+    if entry.kind == "model":
+        response = response_from_dict(data["response"])
+        lines = [f"{head}: stop {response.stop_reason}"]
+        if response.message.text:
+            lines.append(f"  text: {response.message.text}")
+        lines += [
+            f"  call {c.id} {c.name} {_json(c.arguments) if c.arguments is not None else c.raw_arguments}"
+            for c in response.message.tool_calls
+        ]
+        return "\n".join(lines)
+    if entry.kind == "tool_start":
+        call = data["call"]
+        return f"{head}: {call['name']} ({call['id']}) effects {','.join(data.get('effects', ()))} key {entry.key}"
+    result = part_from_dict(data["result"]) if entry.kind == "tool_end" else None
+    if isinstance(result, ToolResult):
+        how = "ran" if data.get("executed") else "answered without running"
+        error = " ERROR" if result.is_error else ""
+        return f"{head}: {result.call_id} {how}{error}\n{textwrap.indent(result.text, '  ')}"
+    if entry.kind == "finish":
+        pending = "".join(
+            f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"
+            for p in data.get("pending", ())
+        )
+        return f"{head}: {data.get('stop_reason')}: {data.get('output', '')}{pending}"
+    return f"{head}: {_json(data)}"
+
+
+def _json(value: Mapping[str, Any] | None) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,187 @@
+"""Running a suite: every task k times per model, concurrently within a limit, streamed to JSON Lines.
+
+The runner plans trials, hands each to an executor (local asyncio here, Ray in ``ray_backend``), writes
+every record to the results file the moment it arrives, and retries trials that hit a provider error or
+crashed. Resuming reads the file back: trials already scored are kept, missing ones are run, and a larger
+``k`` extends the run. Trial i of a task always gets the same seed, so extending never reshuffles it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from ..errors import ConfigError
+from ..model import Model
+from .suite import Suite
+from .trial import TrialModel, TrialRecord, run_trial, trial_seed
+
+__all__ = ["Executor", "Progress", "TrialSpec", "evaluate", "local_executor", "read_results"]
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """What to run: which model plays which trial of which task."""
+
+    model: Model | TrialModel
+    task: str
+    trial: int
+    attempt: int
+    seed: int
+
+
+Executor = Callable[[TrialSpec], Awaitable[TrialRecord]]
+
+
+def local_executor(suite: Suite) -> Executor:
+    """Run trials in this process's event loop."""
+
+    async def execute(spec: TrialSpec) -> TrialRecord:
+        task = suite.task(spec.task)
+        return await run_trial(suite, task, spec.model, trial=spec.trial, attempt=spec.attempt, seed=spec.seed)
+
+    return execute
+
+
+def read_results(path: str | Path) -> list[TrialRecord]:
+    """The trial records of a results file, in file order; a bad line is an error naming the line."""
+    records = []
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                if data.get("type") == "trial":
+                    records.append(TrialRecord.from_dict(data))
+            except (ValueError, TypeError) as exc:
+                raise ConfigError(f"{path}:{number}: not a toolslip results line ({exc})") from None
+    return records
+
+
+class Progress:
+    """A one-line live bar on a terminal: trials done, running pass^1 and ETA. Silent when not a TTY."""
+
+    def __init__(self, total: int, stream: IO[str] | None = None) -> None:
+        self.total, self.done, self.passed, self.scored = total, 0, 0, 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = self.stream.isatty()
+        self.started = time.monotonic()
+
+    def update(self, record: TrialRecord) -> None:
+        self.done += 1
+        self.scored += record.scored
+        self.passed += record.success
+        if self.live:
+            self.stream.write("\r" + self.line())
+            self.stream.flush()
+
+    def line(self) -> str:
+        width = 24
+        filled = width * self.done // max(self.total, 1)
+        rate = f"{self.passed / self.scored:.3f}" if self.scored else "  -  "
+        elapsed = time.monotonic() - self.started
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        bar = "#" * filled + "." * (width - filled)
+        return f"[{bar}] {self.done}/{self.total} trials  pass^1 {rate}  ETA {int(eta) // 60}:{int(eta) % 60:02d}"
+
+    def close(self) -> None:
+        if self.live and self.done:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _plan(
+    suite: Suite, models: Sequence[Model | TrialModel], k: int, seed: int, existing: Sequence[TrialRecord]
+) -> list[TrialSpec]:
+    done = {(r.model, r.task, r.trial) for r in existing if r.scored}
+    attempts = Counter((r.model, r.task, r.trial) for r in existing)
+    plan = []
+    for model in models:
+        for task in suite.tasks:
+            for trial in range(k):
+                key = (model.name, task.id, trial)
+                if key not in done:
+                    attempt = attempts[key]
+                    plan.append(TrialSpec(model, task.id, trial, attempt, trial_seed(seed, task.id, trial, attempt)))
+    return plan
+
+
+def _open_results(out: str | Path | None, resume: bool, suite: Suite) -> tuple[list[TrialRecord], IO[str] | None]:
+    """The records already in ``out`` and the file opened for appending (before any trial runs)."""
+    if out is None:
+        return [], None
+    existing: list[TrialRecord] = []
+    if Path(out).exists():
+        if not resume:
+            raise ConfigError(f"{out} already exists; pass --resume to continue or extend it, or choose another --out")
+        existing = read_results(out)
+        if other := {r.suite for r in existing} - {suite.name}:
+            raise ConfigError(f"{out} holds results of suite {sorted(other)[0]!r}, not {suite.name!r}")
+    return existing, open(out, "a", encoding="utf-8")
+
+
+async def evaluate(
+    suite: Suite,
+    models: Sequence[Model | TrialModel],
+    *,
+    k: int,
+    concurrency: int = 8,
+    seed: int = 0,
+    retries: int = 2,
+    out: str | Path | None = None,
+    resume: bool = False,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> list[TrialRecord]:
+    """Run ``k`` trials of every task for every model; returns all records (earlier ones included).
+
+    A trial that ends in a provider error or a crash is retried up to ``retries`` times with a new
+    attempt number (and seed); if it still fails, its record stays in the file, unscored.
+    """
+    if k < 1 or concurrency < 1 or retries < 0:
+        raise ConfigError(
+            f"k and concurrency must be at least 1 and retries at least 0 (got {k}, {concurrency}, {retries})"
+        )
+    names = [m.name for m in models]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"two models share a name ({', '.join(names)}); give each a distinct name")
+    existing, sink = _open_results(out, resume, suite)
+    queue = deque(_plan(suite, models, k, seed, existing))
+    first_attempt = {(s.model.name, s.task, s.trial): s.attempt for s in queue}
+    execute = executor or local_executor(suite)
+    results = list(existing)
+    bar = progress or Progress(len(queue))
+
+    async def worker() -> None:
+        while queue:
+            spec = queue.popleft()
+            record = await execute(spec)
+            results.append(record)
+            if sink is not None:
+                sink.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+                sink.flush()
+            if not record.scored and spec.attempt - first_attempt[(spec.model.name, spec.task, spec.trial)] < retries:
+                attempt = spec.attempt + 1
+                queue.append(
+                    TrialSpec(
+                        spec.model, spec.task, spec.trial, attempt, trial_seed(seed, spec.task, spec.trial, attempt)
+                    )
+                )
+                bar.total += 1
+            bar.update(record)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, max(len(queue), 1)))))
+    finally:
+        bar.close()
+        if sink is not None:
+            sink.close()
+    return results

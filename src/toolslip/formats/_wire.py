@@ -1,0 +1,145 @@
+"""Helpers shared by the wire-format modules: type checks that name the bad field, SDK objects to dicts,
+tool-argument JSON, and the per-format stash kept in ``extra``.
+
+The stash. A neutral object's ``extra`` maps a format name to what that format alone needs to give back
+the exact wire dict it read: ``{"openai-chat": {"fields": {...}, "shape": "list", "parts": {"2": {...}}}}``.
+
+- ``fields``: wire keys with no neutral slot, re-emitted verbatim (keys as on the wire; known keys win).
+- ``shape``: how ``content`` was spelled when the default spelling would differ (``"list"``, ``""``,
+  ``"absent"``).
+- ``parts``: per-part wire keys with no neutral slot (``cache_control``, ``citations``, image ``detail``),
+  keyed by the part's index as a string (so the stash survives a JSON round trip).
+
+Keeping it under the format's name means a message read from OpenAI and written to Anthropic carries no
+OpenAI-only field across: each format reads only its own stash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ..errors import FormatError
+from ..messages import ModelResponse, StopReason, ToolSpec
+
+Json = dict[str, Any]
+EMPTY: Mapping[str, Any] = {}
+
+
+def obj(value: object, path: str) -> Json:
+    """``value`` as a JSON object: a dict as is, an SDK (pydantic) object through ``model_dump``.
+
+    SDK objects are accepted at every level, so the SDK habit of appending the response's own message
+    (or its content blocks) to the history works here too.
+    """
+    if type(value) is dict:
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        # exclude_unset keeps exactly the fields the service sent, so the dict matches the JSON body.
+        data = dump(mode="json", exclude_unset=True)
+        if isinstance(data, dict):
+            return data
+    raise FormatError(f"expected an object, got {_kind(value)}", path)
+
+
+def seq(value: object, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise FormatError(f"expected an array, got {_kind(value)}", path)
+    return value
+
+
+def text(value: object, path: str) -> str:
+    if not isinstance(value, str):
+        raise FormatError(f"expected a string, got {_kind(value)}", path)
+    return value
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def leftover(data: Json, known: frozenset[str]) -> Json:
+    """The keys of ``data`` this format has no slot for."""
+    return {k: v for k, v in data.items() if k not in known}
+
+
+def parse_arguments(raw: str) -> Mapping[str, Any] | None:
+    """Tool arguments from the model's JSON text; ``None`` when it is not a JSON object.
+
+    An empty string counts as no arguments: some OpenAI-compatible servers send ``""`` for a call without
+    parameters.
+    """
+    if not raw.strip():
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def dump_arguments(arguments: Mapping[str, Any] | None, raw: str | None) -> str:
+    """The JSON text to send for a call: the model's own text when it still says the same thing."""
+    if raw is not None and (arguments is None or parse_arguments(raw) == arguments):
+        return raw
+    return orjson.dumps(arguments or {}).decode()
+
+
+def stash(
+    name: str, fields: Json | None, shape: str | None = None, parts: dict[str, Json] | None = None
+) -> Mapping[str, Any]:
+    """A neutral ``extra`` holding what format ``name`` needs for an exact round trip (``EMPTY`` if nothing)."""
+    kept: Json = {}
+    if fields:
+        kept["fields"] = fields
+    if shape is not None:
+        kept["shape"] = shape
+    if parts:
+        kept["parts"] = parts
+    return {name: kept} if kept else EMPTY
+
+
+def unstash(extra: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The stash of format ``name`` in ``extra`` (``EMPTY`` when there is none)."""
+    if not extra:
+        return EMPTY
+    kept = extra.get(name)
+    return kept if isinstance(kept, Mapping) else EMPTY
+
+
+def with_fields(out: Json, kept: Mapping[str, Any]) -> Json:
+    """``out`` plus the stashed wire fields; the fields ``out`` already has win."""
+    fields = kept.get("fields") if kept else None
+    return {**fields, **out} if fields else out
+
+
+IMAGE_TYPES = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
+
+
+def guess_media_type(url: str) -> str:
+    """A media type from a URL's extension, without I/O; ``image/*`` when the URL does not say."""
+    tail = url.rsplit("?", 1)[0].rsplit(".", 1)[-1].lower()
+    return IMAGE_TYPES.get(tail, "image/*")
+
+
+def only_specs(split: tuple[list[ToolSpec], list[Json]], kind: str) -> list[ToolSpec]:
+    """The specs of a split tool list; a tool of another kind raises, since only a Request can keep it."""
+    specs, others = split
+    if others:
+        raise FormatError(f"not a {kind} tool: {others[0]!r}; request_from_wire keeps such tools", "tools")
+    return specs
+
+
+def stop_to_wire(response: ModelResponse, known: Mapping[str, StopReason], back: Mapping[StopReason, str]) -> str:
+    """The provider's own stop word when it has one for this format (or the stop is unknown), else ours."""
+    raw = response.raw_stop_reason
+    if raw is not None and (raw in known or response.stop_reason == "other"):
+        return raw
+    return back[response.stop_reason]

@@ -1,0 +1,90 @@
+"""toolslip tools served as an MCP server, over stdio or streamable HTTP.
+
+Every call goes through :func:`toolslip.loop.execute_call`, the loop's own runner, so an MCP client gets
+exactly what a model would: arguments validated and coerced, failures and timeouts as ``isError``
+results that say what to fix. Effects become MCP annotations, and the exact effects ride along in
+``_meta`` for toolslip clients (see :mod:`toolslip.mcp.mapping`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as mt
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from .. import __version__
+from ..loop import execute_call
+from ..messages import ToolCall
+from ..tools import Toolbox
+from .mapping import annotations_from_effects, content_to_mcp, tool_meta
+
+__all__ = ["build_server", "serve_http", "serve_stdio"]
+
+_call_ids = itertools.count(1)
+
+
+def build_server(tools: Toolbox, name: str = "toolslip") -> Server[Any]:
+    """An SDK low-level server whose ``tools/list`` and ``tools/call`` are answered by ``tools``."""
+    listing = mt.ListToolsResult(
+        tools=[
+            mt.Tool(
+                name=t.name,
+                description=t.description,
+                input_schema=dict(t.parameters),
+                annotations=annotations_from_effects(t.effects, t.trusted_output),
+                _meta=tool_meta(t.effects, t.trusted_output),
+            )
+            for t in tools
+        ]
+    )
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListToolsResult:
+        return listing
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        call = ToolCall(id=f"mcp_{next(_call_ids)}", name=params.name, arguments=params.arguments or {})
+        result = await execute_call(call, tools.get(params.name), tools)
+        return mt.CallToolResult(content=content_to_mcp(result.content), is_error=result.is_error)
+
+    return Server(name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio(tools: Toolbox, name: str = "toolslip") -> None:
+    """Serve on stdin/stdout until the client closes stdin."""
+    server = build_server(tools, name)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(
+    tools: Toolbox,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    name: str = "toolslip",
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until cancelled; ``port=0`` picks a free port.
+
+    ``on_ready`` gets the URL once the socket is bound, before the first request can arrive.
+    """
+    import uvicorn
+
+    app = build_server(tools, name).streamable_http_app(host=host)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)  # connections made right after on_ready wait in the backlog for uvicorn
+    bound = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    if on_ready is not None:
+        on_ready(f"http://{host}:{bound}/mcp")
+    await server.serve(sockets=[sock])

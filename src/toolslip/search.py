@@ -1,0 +1,256 @@
+"""Tool search: find the few tools a request needs in a set too large to send whole.
+
+:class:`ToolIndex` is BM25 over each tool's name, description and parameter names/descriptions, with
+what made the difference on real tool sets (see ``benchmarks/tool_search.py``):
+
+* identifiers are split the way people write them: ``getOrderById``, ``get_order_by_id`` and
+  ``orders.get`` all yield their words, so a question that says "order" finds them;
+* words are lower-cased, stop words dropped and suffixes stripped by a light stemmer
+  ("calculating", "calculates", "calculation" meet at one stem);
+* Chinese, Japanese and Korean runs, which have no spaces, become overlapping character bigrams;
+* a query's instance words also match their class ("yen" -> currency, "miles" -> distance) and two
+  adjacent words match a compound ("board game" -> boardgame), see :mod:`toolslip._text`;
+* fields are weighted (a word in the name counts more than one in a parameter description) and
+  BM25's term scores are computed when the index is built, so a query only adds up numbers.
+
+Scores live in numpy arrays (``pip install 'toolslip[search]'``), so a query over 10,000 tools is a few
+array additions. :class:`ToolSearch` is the loop's ``tool_search`` mode built on it:
+the model first sees only a search tool (plus any pinned tools) and the tools it finds are offered from the
+next step on, as Anthropic's tool search defers loading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+
+from ._text import expand, terms
+from .errors import ConfigError, ToolDefinitionError
+from .hooks import Hook, RunContext, ToolAnswer
+from .messages import Request, ToolCall, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from .tools import Tool
+
+__all__ = ["FIELD_WEIGHTS", "Hit", "ToolIndex", "ToolSearch", "terms"]
+
+
+class _Declared(Protocol):
+    """Anything with a tool's declaration: a :class:`~toolslip.tools.Tool` or a ``ToolSpec``."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
+
+
+FIELD_WEIGHTS: Mapping[str, float] = {"name": 3.0, "description": 1.0, "param_name": 1.0, "param_description": 0.5}
+"""How much one occurrence of a word counts in each field of a tool."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result: the tool's name and its BM25 score (higher is better; comparable within a query)."""
+
+    name: str
+    score: float
+
+
+def _fields(tool: _Declared) -> Iterator[tuple[str, str]]:
+    yield "name", tool.name
+    yield "description", tool.description or ""
+    yield from _schema_fields(tool.parameters)
+
+
+def _schema_fields(schema: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[str, str]]:
+    """Parameter names and descriptions, nested objects and array items included (3 levels deep)."""
+    if depth > 3 or not _is_map(schema):
+        return
+    properties = schema.get("properties")
+    if _is_map(properties):
+        for pname, prop in properties.items():
+            yield "param_name", str(pname)
+            if _is_map(prop):
+                if isinstance(prop.get("description"), str):
+                    yield "param_description", prop["description"]
+                yield from _schema_fields(prop, depth + 1)
+    items = schema.get("items")
+    if _is_map(items):
+        yield from _schema_fields(items, depth + 1)
+
+
+def _is_map(value: object) -> TypeGuard[Mapping[str, Any]]:
+    return type(value) is dict or isinstance(value, Mapping)  # the dict test first: the ABC check is slow
+
+
+class ToolIndex:
+    """A BM25 index over tool declarations; ``search(query, k)`` returns the best ``k`` tool names.
+
+    Several declarations may share a name (versions of one tool); a name then ranks by its best one.
+
+    Args:
+        tools: tools or ``ToolSpec`` objects (anything with ``name``, ``description``, ``parameters``).
+        weights: per-field weights, see :data:`FIELD_WEIGHTS`.
+        analyzer: text -> index terms, for the tools and the queries alike (default :func:`terms`).
+        expand: with the default analyzer, also match the class of instance words in a query ("yen" ->
+            currency, "miles" -> distance) and two-word compounds ("board game" -> boardgame).
+        k1, b: the usual BM25 saturation and length-normalisation constants.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[_Declared],
+        *,
+        weights: Mapping[str, float] = FIELD_WEIGHTS,
+        analyzer: Callable[[str], list[str]] = terms,
+        expand: bool = True,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        self._analyzer = analyzer
+        self._expand = expand and analyzer is terms
+        self.names: list[str] = []
+        self._np = np = _numpy()
+        # One flat (term, doc, weight) row per occurrence; numpy sums them into term frequencies.
+        vocabulary: dict[str, int] = {}
+        term_ids: list[int] = []
+        doc_ids: list[int] = []
+        row_weights: list[float] = []
+        for doc_id, tool in enumerate(tools):
+            self.names.append(tool.name)
+            for field, text in _fields(tool):
+                found = [vocabulary.setdefault(t, len(vocabulary)) for t in analyzer(text)]
+                term_ids += found
+                doc_ids += [doc_id] * len(found)
+                row_weights += [weights.get(field, 0.0)] * len(found)
+        n = len(self.names)
+        rows = np.array(term_ids, dtype=np.int64) * max(n, 1) + np.array(doc_ids, dtype=np.int64)
+        keys, inverse = np.unique(rows, return_inverse=True)
+        tf = np.bincount(inverse, weights=row_weights, minlength=len(keys))
+        term_of, doc_of = keys // max(n, 1), (keys % max(n, 1)).astype(np.int32)
+        length = np.bincount(doc_of, weights=tf, minlength=n)
+        norm = k1 * (1 - b + b * length / (length.mean() if n and length.mean() else 1.0))
+        df = np.bincount(term_of, minlength=len(vocabulary))
+        idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+        # Term scores are fixed once the index is built, so store them: a query only adds arrays.
+        score = (idf[term_of] * tf * (k1 + 1) / (tf + norm[doc_of])).astype(np.float32)
+        bounds = np.searchsorted(term_of, np.arange(len(vocabulary) + 1))  # keys are sorted by term, then doc
+        self._postings: dict[str, tuple[Any, Any]] = {
+            term: (doc_of[bounds[i] : bounds[i + 1]], score[bounds[i] : bounds[i + 1]])
+            for term, i in vocabulary.items()
+        }
+        self._unique = len(set(self.names)) == len(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def scores(self, query: str) -> Any:
+        """BM25 score of every declaration for ``query`` (a numpy array in index order), e.g. to fuse with
+        another retriever's scores."""
+        np = self._np
+        scores = np.zeros(len(self.names), dtype=np.float32)
+        weights = expand(query, self._postings) if self._expand else dict.fromkeys(self._analyzer(query), 1.0)
+        for term, weight in weights.items():
+            posting = self._postings.get(term)
+            if posting is not None:
+                scores[posting[0]] += weight * posting[1]
+        return scores
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        """The ``k`` best tools for ``query``, best first; tools sharing no term with it are never returned."""
+        np = self._np
+        scores = self.scores(query)
+        matched = np.flatnonzero(scores)
+        if self._unique and len(matched) > k:
+            matched = matched[np.argpartition(-scores[matched], k - 1)[:k]]
+        ranked = matched[np.lexsort((matched, -scores[matched]))]  # best first; ties keep declaration order
+        hits: dict[str, Hit] = {}
+        for doc_id in ranked.tolist():  # with several docs per name, a name ranks by its best doc
+            hits.setdefault(self.names[doc_id], Hit(self.names[doc_id], float(scores[doc_id])))
+            if len(hits) == k:
+                break
+        return list(hits.values())
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
+        raise ConfigError("tool search needs numpy: pip install 'toolslip[search]'") from None
+    return numpy
+
+
+class ToolSearch(Hook):
+    """The ``tool_search`` mode: offer a search tool instead of the whole set, and add what it finds.
+
+    On every step the model is offered the search tool, the ``pinned`` tools and every tool found so far
+    in this run. A call to the search tool is answered by the hook from ``toolbox.search`` (it never
+    reaches a tool function); the tools it returns are offered from the next step on. A call to a tool
+    that exists but was not found yet still runs (the model guessed its name right) and is then offered
+    like a found one.
+
+    Args:
+        pinned: names of tools offered from the first step, e.g. the one or two used in most runs.
+        k: how many tools one search returns.
+        name: the search tool's name; it must not be the name of one of the agent's tools.
+    """
+
+    def __init__(self, *, pinned: Iterable[str] = (), k: int = 5, name: str = "tool_search") -> None:
+        self.pinned = tuple(pinned)
+        self.k = k
+        self.spec = ToolSpec(
+            name=name,
+            description=(
+                "Search the available tools by what you want to do. Only the tools you have found (and a few "
+                "always offered) can be called, so use this first whenever no offered tool fits the task. "
+                f"Returns up to {k} tools with their descriptions; they become callable from your next step. "
+                "No match returns an empty list: search again with other words, never invent a tool name."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "The action and its object in a few words, e.g. 'convert currency'.",
+                    }
+                },
+                "required": ["query"],
+            },
+        )
+
+    def _found(self, ctx: RunContext) -> list[str]:
+        found: list[str] = ctx.state.setdefault(f"tool_search:{self.spec.name}", [])
+        return found
+
+    async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
+        if self.spec.name in ctx.tools:
+            raise ToolDefinitionError(f"a tool is named {self.spec.name!r}, the search tool's name; pass name=")
+        missing = [n for n in self.pinned if n not in ctx.tools]
+        if missing:
+            raise ToolDefinitionError(f"pinned tool {missing[0]!r} is not one of the agent's tools")
+        offered = {*self.pinned, *self._found(ctx)}
+        return replace(request, tools=(self.spec, *(t for t in request.tools if t.name in offered)))
+
+    async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
+        if call.name != self.spec.name:
+            if tool is not None and call.name not in self._found(ctx):
+                self._found(ctx).append(call.name)
+            return None
+        query = (call.arguments or {}).get("query")
+        if not isinstance(query, str) or not query.strip():
+            text = "tool_search needs a 'query' string: the action and its object, e.g. 'convert currency'."
+            return ToolAnswer(result=ToolResult(call_id=call.id, name=call.name, content=text, is_error=True), note="")
+        hits = ctx.tools.search(query, self.k)
+        found = self._found(ctx)
+        found.extend(t.name for t in hits if t.name not in found)
+        lines = [f"- {t.name}: {t.description.strip().splitlines()[0] if t.description.strip() else ''}" for t in hits]
+        text = (
+            f"Found {len(hits)} tools for {query!r}; you can call them from now on:\n" + "\n".join(lines)
+            if hits
+            else f"No tool matches {query!r} (an empty result, not an error). Search again with other words."
+        )
+        note = f"tool search {query!r}: {', '.join(t.name for t in hits) or 'nothing'}"
+        return ToolAnswer(result=ToolResult(call_id=call.id, name=call.name, content=text), note=note)

@@ -1,0 +1,40 @@
+import pytest
+
+from toolslip.cli import EXIT_ERROR, EXIT_OK, main
+
+
+def test_listing_names_every_suite_task_and_attack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["injection"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "issues: issue tracker" in out and "env-to-comment" in out and "pay-bill" in out and "zh" in out
+
+
+def test_a_gated_run_shows_each_decision_and_the_outcome(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["injection", "issues", "reply", "--attack", "env-base64", "--defence", "gate+nohuman"])
+    out = capsys.readouterr().out
+    assert code == EXIT_OK
+    assert "gate post_comment#inj-" in out and "denied by secret-guard" in out and "DATABASE_URL (base64)" in out
+    assert "allowed by taint-gate (argument 'issue_id' comes from the user's messages" in out
+    assert "[untrusted in context: read_issue#" in out
+    assert out.rstrip().endswith("attack seen: yes; attacker's goal reached: no")
+
+
+def test_the_same_attack_undefended_reaches_its_goal(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["injection", "issues", "reply", "--attack", "env-base64", "--defence", "none"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "gate " not in out and out.rstrip().endswith("attacker's goal reached: YES")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["injection", "shop", "x"], "no injection suite is called 'shop'; choose one of: issues, bank, mail"),
+        (["injection", "bank"], "name a task of suite 'bank': balance, rent"),
+        (["injection", "bank", "rent", "--attack", "nope"], "no injection of suite 'bank' is called 'nope'"),
+        (["injection", "bank", "rent", "--phrasing", "rude"], "unknown phrasing 'rude'; choose one of: system"),
+    ],
+)
+def test_bad_names_are_one_sentence_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("toolslip injection: ") and message in err and "Traceback" not in err

@@ -1,0 +1,222 @@
+"""Every lint rule with a failing and a passing example, the seed's order tools, and toolslip's examples."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolslip import Tool, ToolSpec, tool
+from toolslip.cli.files import load_tools_file
+from toolslip.cli.lint import load_declarations
+from toolslip.errors import ConfigError
+from toolslip.lint import RULES, lint
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+
+
+def spec(name: str, description: str, **properties: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(name=name, description=description, parameters={"type": "object", "properties": properties})
+
+
+def rules(*tools: Tool | ToolSpec, **kwargs: Any) -> set[str]:
+    return {f.rule for f in lint(tools, cost=False, **kwargs).findings}
+
+
+GOOD = "Convert an amount of a foreign currency to Chinese yuan at today's rate. Supports USD, EUR and JPY only."
+
+
+def test_description_missing() -> None:
+    assert "description-missing" in rules(spec("convert", ""))
+    assert "description-missing" not in rules(spec("convert", GOOD))
+
+
+def test_description_restates_name() -> None:
+    assert "description-restates-name" in rules(spec("search_orders", "Search orders."))
+    described = spec("search_orders", "Search orders by keyword; none found is [].")
+    assert "description-restates-name" not in rules(described)
+
+
+def test_description_short_counts_cjk_as_half_words() -> None:
+    assert "description-short" in rules(spec("convert", "Converts money."))
+    assert "description-short" in rules(spec("find_order", "找订单"))
+    assert "description-short" not in rules(spec("convert", GOOD))
+    cjk = spec("get_order_by_id", "按订单号精确查一张订单的完整详情。不存在时返回空。")
+    assert "description-short" not in rules(cjk)
+
+
+def test_overlap_needs_a_signpost_on_one_side() -> None:
+    a = spec("search_orders", "Search the orders of a user by keyword. No match returns an empty list.")
+    b = spec("query_orders", "Query the orders of a user by keyword. No match returns an empty list.")
+    findings = [f for f in lint([a, b], cost=False).findings if f.rule == "overlap"]
+    assert [(f.tool, f.other, f.severity) for f in findings] == [("search_orders", "query_orders", "error")]
+    assert "query_orders instead" in findings[0].suggestion
+    signposted = spec("query_orders", b.description + " If you have an order id, use search_orders instead.")
+    assert "overlap" not in rules(a, signposted)
+
+
+def test_no_usage_boundary_only_for_tools_with_neighbours() -> None:
+    a = spec("get_order_by_id", "Get the full details of one order. An unknown id returns nothing.")
+    b = spec("list_orders", "List the orders of a user in a date range. No orders returns an empty list.")
+    found = lint([a, b], cost=False).findings
+    assert {f.tool for f in found if f.rule == "no-usage-boundary"} == {"get_order_by_id", "list_orders"}
+    bounded = spec("get_order_by_id", a.description + " Use only when you have an order id.")
+    assert {f.tool for f in lint([bounded, b], cost=False).findings if f.rule == "no-usage-boundary"} == {"list_orders"}
+    assert "no-usage-boundary" not in rules(a)  # alone, there is nothing to confuse it with
+
+
+def test_param_undescribed() -> None:
+    assert "param-undescribed" in rules(spec("convert", GOOD, amount={"type": "number"}))
+    assert "param-undescribed" not in rules(spec("convert", GOOD, amount={"type": "number", "description": "e.g. 3"}))
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["One of celsius, fahrenheit.", "Either 'asc' or 'desc'.", "Currency: USD/EUR/JPY", "订单状态，可选 paid、shipped"],
+)
+def test_param_closed_set(description: str) -> None:
+    assert "param-closed-set" in rules(spec("convert", GOOD, unit={"type": "string", "description": description}))
+    enum = {"type": "string", "enum": ["a", "b"], "description": description}
+    assert "param-closed-set" not in rules(spec("convert", GOOD, unit=enum))
+
+
+def test_param_closed_set_ignores_ordinary_prose() -> None:
+    prose = {"type": "string", "description": "The city and state, e.g. Boston, MA."}
+    assert "param-closed-set" not in rules(spec("convert", GOOD, city=prose))
+
+
+@pytest.mark.parametrize(
+    ("name", "implicit", "explicit"),
+    [
+        ("phone", "用户手机号", "手机号，带国家码，例如 +8613800138000"),
+        ("start_date", "The first day.", "The first day, YYYY-MM-DD."),
+        ("price", "The price to pay.", "The price in USD."),
+        ("weight", "Weight of the parcel.", "Weight of the parcel in kg."),
+    ],
+)
+def test_param_format_implicit(name: str, implicit: str, explicit: str) -> None:
+    def with_param(text: str) -> ToolSpec:
+        return spec("convert", GOOD, **{name: {"type": "string", "description": text}})
+
+    assert "param-format-implicit" in rules(with_param(implicit))
+    assert "param-format-implicit" not in rules(with_param(explicit))
+
+
+def test_param_format_reads_the_head_of_the_description() -> None:
+    user_id = {"type": "string", "description": "用户 ID，例如 u_1024（不是手机号）"}
+    assert "param-format-implicit" not in rules(spec("convert", GOOD, user_id=user_id))
+
+
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [
+        ("group_size", "Size of the group that the restaurant should accommodate."),  # not a date
+        ("destination", "The destination city for the distance calculation."),  # measurements go by name
+        ("distance", "The distance between the two charges in meters."),
+        ("years", "The time period in years."),
+    ],
+)
+def test_param_format_ignores_look_alikes(name: str, description: str) -> None:
+    param = {"type": "string", "description": description}
+    assert "param-format-implicit" not in rules(spec("convert", GOOD, **{name: param}))
+
+
+def test_empty_result_unstated() -> None:
+    assert "empty-result-unstated" in rules(spec("search_orders", "Search the orders of a user by keyword and status."))
+    assert "empty-result-unstated" in rules(spec("order_lookup", "Look up one order by its id, with its items."))
+    stated = "Search the orders of a user by keyword. No match returns an empty list; that is not an error."
+    assert "empty-result-unstated" not in rules(spec("search_orders", stated))
+    assert "empty-result-unstated" not in rules(spec("convert", GOOD))  # not a look-up
+
+
+def test_side_effect_unstated_uses_declared_effects() -> None:
+    @tool
+    def archive(ticket_id: str) -> str:
+        """Handle a ticket that the customer no longer needs, by its id."""
+        return ticket_id
+
+    @tool(effects="read_only")
+    def summary(ticket_id: str) -> str:
+        """Handle a ticket that the customer no longer needs, by its id."""
+        return ticket_id
+
+    @tool(effects="destructive")
+    def purge(ticket_id: str) -> str:
+        """Delete a ticket and its history permanently; this cannot be undone."""
+        return ticket_id
+
+    assert "side-effect-unstated" in rules(archive)  # no effects declared: assumed to change the world
+    assert "side-effect-unstated" not in rules(summary)
+    assert "side-effect-unstated" not in rules(purge)
+
+
+def test_side_effect_unstated_guesses_from_the_verb_without_effects() -> None:
+    assert "side-effect-unstated" in rules(spec("send_report", "The weekly report of a team, as a PDF attachment."))
+    assert "side-effect-unstated" not in rules(spec("send_report", "Sends the weekly report of a team by email."))
+
+
+def test_cost_rules() -> None:
+    long = spec("convert", GOOD + " " + "Lorem ipsum dolor sit amet. " * 300)
+    assert {f.rule for f in lint([long]).findings} >= {"cost-tool"}
+    many = [spec(f"convert_{i}", GOOD + " Lorem ipsum dolor sit amet." * 30) for i in range(40)]
+    assert [f.tool for f in lint(many).findings if f.rule == "cost-set"] == ["(all tools)"]
+    report = lint([spec("convert", GOOD)])
+    assert not {f.rule for f in report.findings} & {"cost-tool", "cost-set"}
+    assert report.cost is not None and 20 < report.cost.totals["openai-chat"] < 100
+
+
+def test_cost_counts_every_format_and_the_share_of_the_window() -> None:
+    report = lint(load_declarations(str(DATA / "orders_clean.json")))
+    assert report.cost is not None
+    tokens = {c.name: c.tokens for c in report.cost.tools}
+    assert set(tokens["list_orders"]) == {"openai-chat", "anthropic"}
+    assert tokens["list_orders"]["openai-chat"] > tokens["get_order_by_id"]["openai-chat"]
+    share = report.cost.totals["anthropic"] / 200_000
+    assert report.cost.share["anthropic"] == pytest.approx(share)
+    assert report.cost.largest(1)[0].name == "list_orders"
+
+
+def test_every_rule_has_a_test_above() -> None:
+    tested = Path(__file__).read_text(encoding="utf-8")
+    assert [rule for rule in RULES if f'"{rule}"' not in tested] == []
+
+
+def test_seed_bloated_order_tools_are_flagged() -> None:
+    report = lint(load_declarations(str(DATA / "orders_bloated.json")))
+    flagged = {f.tool for f in report.findings if f.rule == "overlap"} | {
+        f.other for f in report.findings if f.rule == "overlap"
+    }
+    assert {"search_orders", "query_orders", "find_order", "get_order_list", "order_lookup"} <= flagged
+    assert report.errors >= 5
+    assert {f.tool for f in report.findings if f.rule == "no-usage-boundary"} == set(report.tools)
+
+
+def test_seed_clean_two_tool_version_passes() -> None:
+    report = lint(load_declarations(str(DATA / "orders_clean.json")))
+    assert report.tools == ("get_order_by_id", "list_orders")
+    assert report.findings == ()
+
+
+@pytest.mark.parametrize("example", ["weather.py", "expenses.py"])
+def test_toolslip_examples_lint_clean(example: str) -> None:
+    report = lint(load_tools_file(str(ROOT / "examples" / example)))
+    assert [f.to_dict() for f in report.findings] == []
+
+
+def test_disable_everywhere_and_per_tool() -> None:
+    tools = load_declarations(str(DATA / "orders_bloated.json"))
+    assert "overlap" not in {f.rule for f in lint(tools, disable=["overlap"], cost=False).findings}
+    per_tool = lint(tools, disable=["find_order:description-short"], cost=False).findings
+    assert ("find_order", "description-short") not in {(f.tool, f.rule) for f in per_tool}
+    assert ("order_lookup", "description-short") in {(f.tool, f.rule) for f in per_tool}
+    with pytest.raises(ConfigError, match="unknown lint rule 'no-such-rule'"):
+        lint(tools, disable=["no-such-rule"])
+
+
+def test_json_report_round_trips() -> None:
+    report = lint(load_declarations(str(DATA / "orders_bloated.json")))
+    data = json.loads(json.dumps(report.to_dict(), ensure_ascii=False))
+    assert data["errors"] == report.errors and len(data["findings"]) == len(report.findings)
+    first = data["findings"][0]
+    assert set(first) >= {"rule", "severity", "tool", "message", "text", "suggestion"}
