@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .approval import Approval, ApprovalRequest, Decision
+    from .checker import CheckHook, CheckReport, check
+    from .conversion import Conversion, Loss, convert
     from .dedup import Dedup
     from .effects import Effect
     from .errors import (
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     )
     from .model import Model
     from .policy import TaintGate
+    from .schema import NameMap, normalize_schema, normalize_tools
     from .search import ToolIndex, ToolSearch
     from .secrets import SecretGuard
     from .serial import SerialSideEffects
@@ -57,7 +60,10 @@ _LAZY: dict[str, str] = {
     "ApprovalRequest": "approval",
     "ArgumentError": "errors",
     "CannotExpress": "errors",
+    "CheckHook": "checker",
+    "CheckReport": "checker",
     "ConfigError": "errors",
+    "Conversion": "conversion",
     "Decision": "approval",
     "Dedup": "dedup",
     "Effect": "effects",
@@ -65,10 +71,12 @@ _LAZY: dict[str, str] = {
     "Hook": "hooks",
     "Image": "messages",
     "Journal": "journal",
+    "Loss": "conversion",
     "McpError": "errors",
     "Message": "messages",
     "Model": "model",
     "ModelResponse": "messages",
+    "NameMap": "schema",
     "ProviderError": "errors",
     "ProviderPart": "messages",
     "Request": "messages",
@@ -94,6 +102,10 @@ _LAZY: dict[str, str] = {
     "Usage": "messages",
     "UseTool": "messages",
     "arun": "loop",
+    "check": "checker",
+    "convert": "conversion",
+    "normalize_schema": "schema",
+    "normalize_tools": "schema",
     "run": "loop",
     "tool": "tools",
 }

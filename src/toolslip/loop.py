@@ -79,6 +79,8 @@ class Agent:
     hooks: Sequence[Hook] = ()
     max_concurrency: int = 16
     """Cap on tool executions running at once, across all runs of this agent."""
+    debug: bool = False
+    """Check every request before sending it (``toolslip.check``); a broken history raises FormatError."""
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
 
@@ -179,6 +181,10 @@ class Agent:
         request = Request(model="", messages=tuple(ctx.messages), tools=self.tools.specs(), settings=self.settings)
         for hook in self.hooks:
             request = await hook.prepare_request(ctx, request)
+        if self.debug:
+            from .checker import check_request
+
+            check_request(request, where=f"step {ctx.step}, ")
         ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
         response = None
         for hook in self.hooks:

@@ -43,9 +43,10 @@ from ..messages import (
 from ._memo import MessageMemo
 from ._wire import (
     EMPTY,
+    ERROR_PREFIX,
     Json,
     dump_arguments,
-    guess_media_type,
+    image_from_url,
     leftover,
     obj,
     only_specs,
@@ -77,7 +78,6 @@ FINISH_BACK: dict[StopReason, str] = {
     "content_filter": "content_filter",
     "other": "stop",
 }
-ERROR_PREFIX = "Error: "
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name"})
 _TOOL_MESSAGE_KEYS = frozenset({"role", "tool_call_id", "content"})
@@ -323,7 +323,7 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
             rest = leftover(block, frozenset({"type", "text"})) if len(block) > 2 else None
         elif kind == "image_url" and block.keys() == {"type", "image_url"}:
             image = obj(block["image_url"], f"{path}[{i}].image_url")
-            parts.append(_image_from_url(text(image.get("url"), f"{path}[{i}].image_url.url")))
+            parts.append(image_from_url(text(image.get("url"), f"{path}[{i}].image_url.url")))
             rest = leftover(image, frozenset({"url"})) if len(image) > 1 else None
         else:
             parts.append(ProviderPart(format=NAME, data=block))  # audio, files, refusal parts...
@@ -331,13 +331,6 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
         if rest:
             kept[str(i)] = rest
     return parts, kept, "list"
-
-
-def _image_from_url(url: str) -> Image:
-    if url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return Image(media_type=head, data=data)
-    return Image(media_type=guess_media_type(url), url=url)
 
 
 def _call_from_wire(raw: object, path: str) -> tuple[ToolCall, Json | None]:
