@@ -25,7 +25,6 @@ COMMANDS: tuple[str, ...] = (
     "show",
     "injection",
     "mcp-serve",
-    "serve",
     "tools",
     "lint",
     "serve",
