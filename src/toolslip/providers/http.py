@@ -25,6 +25,7 @@ from ..messages import ModelResponse, Request
 
 if TYPE_CHECKING:
     import aiohttp
+    from yarl import URL
 
 __all__ = ["HttpModel", "HttpTransport", "WireFormat", "error_message", "retry_delay"]
 
@@ -64,6 +65,7 @@ class HttpTransport:
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncGenerator[None, None] | None = None
+        self._urls: dict[str, URL] = {}
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`."""
@@ -71,7 +73,11 @@ class HttpTransport:
         import orjson
 
         session = await self._session_for_this_loop()
-        url = self.base_url + path
+        url = self._urls.get(path)
+        if url is None:  # parsed once: aiohttp would parse a str URL on every request
+            from yarl import URL
+
+            url = self._urls[path] = URL(self.base_url + path)
         data = orjson.dumps(body)
         attempt = 0
         while True:
@@ -112,6 +118,7 @@ class HttpTransport:
                 headers=self.headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout, connect=self.connect_timeout),
                 connector=aiohttp.TCPConnector(limit=0),
+                cookie_jar=aiohttp.DummyCookieJar(),  # an API client carries no cookies between calls
                 skip_auto_headers=("User-Agent",) if "User-Agent" in self.headers else (),
             )
             self._loop = loop
