@@ -87,27 +87,42 @@ def _toolslip(protocol: str, sync_tool: bool = False) -> Callable[[str], Awaitab
     return setup
 
 
+Post = Callable[[bytes], Awaitable[bytes]]
+
+
+def _hand_loop(post: Post, dumps: Callable[[Any], bytes], loads: Callable[[bytes], Any]) -> RunOnce:
+    """The seed's loop on plain dicts: POST the history, append the answer, run its calls, repeat."""
+
+    async def run(k: int) -> str:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
+        while True:
+            body = dumps({"model": f"fake-k{k}", "messages": messages, "tools": OPENAI_TOOLS})
+            message = loads(await post(body))["choices"][0]["message"]
+            messages.append(message)
+            if not message.get("tool_calls"):
+                return str(message["content"])
+            for call in message["tool_calls"]:
+                output = add(**json.loads(call["function"]["arguments"]))
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": str(output)})
+
+    return run
+
+
+HEADERS = {"Content-Type": "application/json", "Authorization": "Bearer x"}
+
+
 def _raw_aiohttp(dumps: Callable[[Any], bytes], loads: Callable[[bytes], Any]) -> Callable[[str], Awaitable[RunOnce]]:
     async def setup(base: str) -> RunOnce:
         import aiohttp
 
-        session = aiohttp.ClientSession(headers={"Content-Type": "application/json", "Authorization": "Bearer x"})
+        session = aiohttp.ClientSession(headers=HEADERS)
         url = f"{base}/v1/chat/completions"
 
-        async def run(k: int) -> str:
-            messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
-            while True:
-                body = dumps({"model": f"fake-k{k}", "messages": messages, "tools": OPENAI_TOOLS})
-                async with session.post(url, data=body) as response:
-                    message = loads(await response.read())["choices"][0]["message"]
-                messages.append(message)
-                if not message.get("tool_calls"):
-                    return str(message["content"])
-                for call in message["tool_calls"]:
-                    output = add(**json.loads(call["function"]["arguments"]))
-                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": str(output)})
+        async def post(body: bytes) -> bytes:
+            async with session.post(url, data=body) as response:
+                return await response.read()
 
-        return run
+        return _hand_loop(post, dumps, loads)
 
     return setup
 
@@ -117,22 +132,13 @@ async def _raw_httpx(base: str) -> RunOnce:
         import httpx
     except ImportError:
         import httpx2 as httpx  # the openai/anthropic SDKs' own fork of httpx
-    client = httpx.AsyncClient(headers={"Content-Type": "application/json", "Authorization": "Bearer x"})
+    client = httpx.AsyncClient(headers=HEADERS)
     url = f"{base}/v1/chat/completions"
 
-    async def run(k: int) -> str:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
-        while True:
-            body = json.dumps({"model": f"fake-k{k}", "messages": messages, "tools": OPENAI_TOOLS})
-            message = json.loads((await client.post(url, content=body)).content)["choices"][0]["message"]
-            messages.append(message)
-            if not message.get("tool_calls"):
-                return str(message["content"])
-            for call in message["tool_calls"]:
-                output = add(**json.loads(call["function"]["arguments"]))
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": str(output)})
+    async def post(body: bytes) -> bytes:
+        return (await client.post(url, content=body)).content
 
-    return run
+    return _hand_loop(post, lambda v: json.dumps(v).encode(), json.loads)
 
 
 async def _sdk_openai(base: str) -> RunOnce:

@@ -336,3 +336,14 @@ async def test_transports_send_the_headers_the_official_sdks_send(local_server: 
         "ant-key",
         "2023-06-01",
     )
+
+
+async def test_a_key_echoed_by_the_service_is_masked(local_server: Any) -> None:
+    body = {"error": {"message": "Incorrect API key provided: sk-proj-SECRET123.", "type": "invalid_request_error"}}
+    handler, _ = scripted_answers(lambda: web.json_response(body, status=401))
+    model = OpenAIChatModel("gpt-4o-mini", base_url=f"{await local_server(handler)}/v1", api_key="sk-proj-SECRET123")
+    with pytest.raises(ProviderError) as caught:
+        await model.complete(Request(model="", messages=(Message.user("hi"),)))
+    await model.aclose()
+    assert "SECRET123" not in str(caught.value) and "SECRET123" not in caught.value.body
+    assert "Incorrect API key provided: ***." in str(caught.value)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .. import __version__
 from ..formats import anthropic as anthropic_format
-from .http import HttpModel, HttpTransport
+from .http import HttpModel
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
 
@@ -34,23 +33,17 @@ class AnthropicModel(HttpModel):
         name: str | None = None,
     ) -> None:
         official = base_url.rstrip("/") == DEFAULT_BASE_URL
-        sent = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"toolslip/{__version__}",
-            "anthropic-version": version,
-        }
-        if api_key:
-            sent["x-api-key"] = api_key
-        sent.update(headers or {})
-        transport = HttpTransport(
+        own = {"anthropic-version": version, **({"x-api-key": api_key} if api_key else {})}
+        super().__init__(
+            model,
+            name=name or f"anthropic:{model}",
+            wire=anthropic_format,
+            path="/v1/messages",
             service="Anthropic" if official else f"the Anthropic-compatible server at {base_url}",
             base_url=base_url,
-            headers=sent,
+            headers=own,
+            extra_headers=headers,
             timeout=timeout,
             max_retries=max_retries,
-            secrets=(api_key or "", *(headers or {}).values()),
-        )
-        super().__init__(
-            model, name=name or f"anthropic:{model}", wire=anthropic_format, path="/v1/messages", transport=transport
+            secret=api_key,
         )

@@ -236,15 +236,46 @@ class WireFormat(Protocol):
 class HttpModel:
     """A :class:`~toolslip.model.Model` made of a wire format and an :class:`HttpTransport`.
 
-    The request's ``model`` is filled in from ``model`` when the loop left it empty.
+    ``headers`` are the service's own (credential, version); the JSON content headers and the
+    ``User-Agent`` are added here, and ``extra_headers`` (the caller's) win over both. ``secret`` (the
+    API key) is masked in error messages. The request's ``model`` is filled in from ``model`` when the
+    loop left it empty.
     """
 
-    def __init__(self, model: str, *, name: str, wire: WireFormat, path: str, transport: HttpTransport) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        name: str,
+        wire: WireFormat,
+        path: str,
+        service: str,
+        base_url: str,
+        headers: Mapping[str, str],
+        extra_headers: Mapping[str, str] | None,
+        timeout: float,
+        max_retries: int,
+        secret: str | None,
+    ) -> None:
+        from .. import __version__
+
         self.model = model
         self.name = name
         self._wire = wire
         self._path = path
-        self._http = transport
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"toolslip/{__version__}",
+        }
+        self._http = HttpTransport(
+            service=service,
+            base_url=base_url,
+            headers={**sent, **headers, **(extra_headers or {})},
+            timeout=timeout,
+            max_retries=max_retries,
+            secrets=(secret or "", *(extra_headers or {}).values()),  # extra headers may carry a key (Azure)
+        )
 
     @property
     def base_url(self) -> str:
