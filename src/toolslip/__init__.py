@@ -43,7 +43,7 @@ if TYPE_CHECKING:
         Usage,
         UseTool,
     )
-    from .model import Model
+    from .model import Model, StreamingModel
     from .policy import TaintGate
     from .schema import NameMap, normalize_schema, normalize_tools
     from .search import ToolIndex, ToolSearch
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from .serial import SerialSideEffects
     from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
+    from .tracing import Tracing
 
 __version__ = "0.1.0"
 
@@ -86,6 +87,7 @@ _LAZY: dict[str, str] = {
     "SerialSideEffects": "serial",
     "Settings": "messages",
     "Spotlight": "spotlight",
+    "StreamingModel": "model",
     "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
@@ -99,6 +101,7 @@ _LAZY: dict[str, str] = {
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",
+    "Tracing": "tracing",
     "Usage": "messages",
     "UseTool": "messages",
     "arun": "loop",

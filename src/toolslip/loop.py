@@ -18,11 +18,12 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
-from .errors import ArgumentError, ToolError
+from .errors import ArgumentError, ConfigError, ToolError
 from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ModelResponse, Request, Settings, ToolCall, ToolResult, Usage
 from .model import Model
+from .streaming import collect
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
@@ -81,12 +82,17 @@ class Agent:
     """Cap on tool executions running at once, across all runs of this agent."""
     debug: bool = False
     """Check every request before sending it (``toolslip.check``); a broken history raises FormatError."""
+    stream: bool | None = None
+    """Ask the model to stream (text and tool-call events as they are written). ``None``: stream when the
+    model can and the run has an event listener; ``False``: never."""
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.stream and not callable(getattr(self.model, "stream", None)):
+            raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
 
     async def arun(
         self,
@@ -103,7 +109,12 @@ class Agent:
             messages=self._initial_messages(prompt),
             emit=on_event,
         )
-        return await self._loop(ctx)
+        try:
+            return await self._loop(ctx)
+        except BaseException as exc:  # hooks close what they opened (trace spans) before it propagates
+            for hook in self.hooks:
+                await hook.on_error(ctx, exc)
+            raise
 
     def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult:
         """Synchronous :meth:`arun` for scripts and notebooks without a running event loop."""
@@ -192,7 +203,11 @@ class Agent:
                 break
         replayed = response is not None
         if response is None:
-            response = await self.model.complete(request)
+            stream = getattr(self.model, "stream", None)
+            if stream is not None and (self.stream or (self.stream is None and ctx.emit is not None)):
+                response = await collect(stream(request), ctx.step, ctx.event, self.model.name)
+            else:
+                response = await self.model.complete(request)
         for hook in self.hooks:
             response = await hook.after_model(ctx, request, response)
         ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))

@@ -12,7 +12,11 @@ format's ``request_from_wire``, answered by ``model.complete`` and written back 
 ``response_to_wire``. Errors come back in the protocol's own error JSON, with the status a real service
 would use: 400 names the bad field (``messages[2].content``), 404 an unknown route.
 
-Streaming is not supported yet (a later issue): a request with ``"stream": true`` gets a 400 saying so.
+A request with ``"stream": true`` is answered as the provider streams (``text/event-stream``): OpenAI
+``chat.completion.chunk`` events ending in ``data: [DONE]`` (with the usage chunk when
+``stream_options.include_usage`` asks for it), Anthropic's named ``message_start`` ... ``message_stop``
+events. The model's answer is complete before the first event is sent (a model's own stream is not
+forwarded yet); text and arguments are then cut into small deltas, so the SDKs' streaming helpers work.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
 import orjson
@@ -28,7 +32,8 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from .errors import FormatError, ProviderError, ToolslipError
-from .formats import anthropic, openai_chat
+from .formats import anthropic, anthropic_stream, openai_chat, openai_chat_stream
+from .formats.sse import encode
 from .messages import ModelResponse, Request
 from .model import Model
 
@@ -74,22 +79,36 @@ def anthropic_error(status: int, message: str, param: str | None = None) -> dict
 ErrorShape = Callable[[int, str, str | None], dict[str, Any]]
 
 
+def openai_frames(response: ModelResponse, options: object) -> list[bytes]:
+    """The SSE body OpenAI streams for ``response``; ``options`` is the request's ``stream_options``."""
+    usage = isinstance(options, Mapping) and options.get("include_usage") is True
+    chunks = openai_chat_stream.response_to_chunks(response, include_usage=usage)
+    return [*(encode(orjson.dumps(c).decode()) for c in chunks), encode("[DONE]")]
+
+
+def anthropic_frames(response: ModelResponse, options: object) -> list[bytes]:
+    """The SSE body Anthropic streams for ``response`` (it has no stream options)."""
+    return [encode(orjson.dumps(data).decode(), name) for name, data in anthropic_stream.response_to_events(response)]
+
+
+Frames = Callable[[ModelResponse, object], list[bytes]]
+
+
 @dataclasses.dataclass(frozen=True)
 class _Endpoint:
     wire: ServerFormat
     error: ErrorShape
+    frames: Frames
 
-    async def handle(self, http: web.Request) -> web.Response:
+    async def handle(self, http: web.Request) -> web.StreamResponse:
         try:
             body = orjson.loads(await http.read())
         except orjson.JSONDecodeError as exc:
             return self._fail(400, f"the request body is not valid JSON: {exc}")
         if not isinstance(body, dict):
             return self._fail(400, "the request body must be a JSON object")
-        if body.get("stream"):
-            return self._fail(
-                400, 'streaming is not supported by toolslip serve yet; send "stream": false or leave it out', "stream"
-            )
+        # Taken out here, so a proxied model is not asked to stream by Settings.extra.
+        stream, options = body.pop("stream", False), body.pop("stream_options", None)
         try:
             request = self.wire.request_from_wire(body)
         except FormatError as exc:
@@ -100,6 +119,8 @@ class _Endpoint:
             response = await http.app[_MODEL].complete(dataclasses.replace(request, model=""))
             if not response.model:
                 response = dataclasses.replace(response, model=asked)
+            if stream:
+                return await _event_stream(http, self.frames(response, options))
             return _json(200, self.wire.response_to_wire(response))
         except ProviderError as exc:
             return self._fail(exc.status if 400 <= exc.status < 600 else 502, str(exc))
@@ -108,6 +129,15 @@ class _Endpoint:
 
     def _fail(self, status: int, message: str, param: str | None = None) -> web.Response:
         return _json(status, self.error(status, message, param))
+
+
+async def _event_stream(http: web.Request, frames: list[bytes]) -> web.StreamResponse:
+    out = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await out.prepare(http)
+    for frame in frames:
+        await out.write(frame)
+    await out.write_eof()
+    return out
 
 
 def _json(status: int, body: dict[str, Any]) -> web.Response:
@@ -151,8 +181,8 @@ def create_app(model: Model) -> web.Application:
     """An aiohttp application serving ``model`` over both protocols (run it with aiohttp's runners)."""
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_protocol_errors])
     app[_MODEL] = model
-    app.router.add_post("/v1/chat/completions", _Endpoint(openai_chat, openai_error).handle)
-    app.router.add_post("/v1/messages", _Endpoint(anthropic, anthropic_error).handle)
+    app.router.add_post("/v1/chat/completions", _Endpoint(openai_chat, openai_error, openai_frames).handle)
+    app.router.add_post("/v1/messages", _Endpoint(anthropic, anthropic_error, anthropic_frames).handle)
     app.router.add_get("/v1/models", _models)
     return app
 

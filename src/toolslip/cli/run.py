@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
 from .files import load_tools_file
@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--system", help="a system prompt")
     p.add_argument("--json", action="store_true", help="print the whole transcript as JSON on stdout")
     p.add_argument(
+        "--no-stream", action="store_true", help="wait for each whole answer (for servers that cannot stream)"
+    )
+    p.add_argument(
         "--gate",
         action="store_true",
         help="injection gate: once untrusted tool output is in the context, side-effecting calls need approval",
@@ -63,10 +66,11 @@ def _handle(args: argparse.Namespace) -> int:
     model, why = default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
-    result = asyncio.run(_run(args, model, local_tools, out))
+    renderer = Renderer(out)
+    result = asyncio.run(_run(args, model, local_tools, renderer))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
-    elif result.output:
+    elif result.output and not renderer.streamed:  # streamed text is already on the screen
         print(f"\n{result.output}", file=out)
     print(
         f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls; "
@@ -78,7 +82,7 @@ def _handle(args: argparse.Namespace) -> int:
     return exit_code(result)
 
 
-async def _run(args: argparse.Namespace, model: Model, local_tools: Any, out: TextIO) -> RunResult:
+async def _run(args: argparse.Namespace, model: Model, local_tools: Any, renderer: Renderer) -> RunResult:
     from ..loop import Agent
     from ..tools import Toolbox
 
@@ -92,9 +96,16 @@ async def _run(args: argparse.Namespace, model: Model, local_tools: Any, out: Te
         hooks.insert(1 if journal is not None else 0, TaintGate(approver=approver_from_args(args)))
     async with mcp_sources(args) as servers:
         tools = Toolbox([*(local_tools or ()), *servers])
-        agent = Agent(model=model, tools=tools, system=args.system, max_steps=args.max_steps, hooks=hooks)
+        agent = Agent(
+            model=model,
+            tools=tools,
+            system=args.system,
+            max_steps=args.max_steps,
+            hooks=hooks,
+            stream=False if args.no_stream else None,
+        )
         try:
-            return await agent.arun(args.question, on_event=Renderer(out))
+            return await agent.arun(args.question, on_event=renderer)
         finally:
             close = getattr(model, "aclose", None)
             if close is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..formats import anthropic as anthropic_format
+from ..formats import anthropic_stream
 from .http import HttpModel
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
@@ -38,6 +39,7 @@ class AnthropicModel(HttpModel):
             model,
             name=name or f"anthropic:{model}",
             wire=anthropic_format,
+            stream=anthropic_stream,
             path="/v1/messages",
             service="Anthropic" if official else f"the Anthropic-compatible server at {base_url}",
             base_url=base_url,

@@ -9,19 +9,26 @@ Retries follow the official SDKs' policy: 408, 409, 429 and 5xx answers and conn
 retried with exponential backoff (0.5 s doubling up to 8 s, minus up to 25 % jitter), and a server's
 ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date) is honoured up to two minutes. A server
 that sends ``x-should-retry`` decides for itself.
+
+Streaming (``post_stream``, ``HttpModel.stream``) retries the same way until the first bytes of the
+answer arrive; a connection that breaks after that is a retryable :class:`ProviderError` for the caller,
+because text already shown cannot be taken back by a silent second attempt.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import random
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ProviderError
+from ..formats.sse import ServerSentEvent, SSEDecoder
 from ..messages import ModelResponse, Request
+from ..streaming import ResponseDone, StreamEvent
 
 if TYPE_CHECKING:
     import aiohttp
@@ -69,6 +76,35 @@ class HttpTransport:
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`."""
+        async with self._post(path, body, whole=True) as (response, raw):
+            return _decode_object(raw, self.service, response.status)
+
+    async def post_stream(self, path: str, body: Mapping[str, Any]) -> AsyncIterator[bytes]:
+        """POST ``body`` and yield the event stream that answers it, chunk by chunk as it arrives."""
+        import aiohttp
+
+        async with self._post(path, body, whole=False) as (response, first):
+            if response.content_type != "text/event-stream":
+                raise ProviderError(
+                    f"{self.service} answered a streaming request with {response.content_type}, not "
+                    "text/event-stream; it may not support streaming: use Agent(stream=False) "
+                    "or toolslip run --no-stream",
+                    status=response.status,
+                )
+            yield first
+            try:
+                async for chunk in response.content.iter_any():
+                    yield chunk
+            except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
+                raise ProviderError(
+                    f"the connection to {self.service} broke mid-stream: {_describe(exc)}", retryable=True
+                ) from None
+
+    @contextlib.asynccontextmanager
+    async def _post(
+        self, path: str, body: Mapping[str, Any], whole: bool
+    ) -> AsyncIterator[tuple[aiohttp.ClientResponse, bytes]]:
+        """POST with retries until a 2xx answer arrives: the response and its body (``whole``) or first bytes."""
         import aiohttp
         import orjson
 
@@ -79,16 +115,22 @@ class HttpTransport:
 
             url = self._urls[path] = URL(self.base_url + path)
         data = orjson.dumps(body)
+        headers = None if whole else {"Accept": "text/event-stream"}
         attempt = 0
         while True:
             try:
-                async with session.post(url, data=data) as response:
-                    raw = await response.read()
+                response = await session.post(url, data=data, headers=headers)
+                try:
                     status = response.status
-                    if status < 300:
-                        return _decode_object(raw, self.service, status)
-                    error = self._error(status, response.reason, raw)
-                    wait = retry_delay(attempt, response.headers, status)
+                    raw = await (response.read() if whole or status >= 300 else response.content.readany())
+                except BaseException:
+                    response.release()
+                    raise
+                if status < 300:
+                    break
+                response.release()
+                error = self._error(status, response.reason, raw)
+                wait = retry_delay(attempt, response.headers, status)
             except (aiohttp.ClientConnectionError, TimeoutError) as exc:
                 error = ProviderError(
                     f"could not reach {self.service}: POST {url} failed: {_describe(exc)}", status=0, retryable=True
@@ -102,6 +144,10 @@ class HttpTransport:
                 raise error
             attempt += 1
             await asyncio.sleep(wait)
+        try:
+            yield response, raw
+        finally:
+            response.release()
 
     async def aclose(self) -> None:
         """Close the session; the transport opens a new one if used again."""
@@ -233,6 +279,20 @@ class WireFormat(Protocol):
     def response_from_wire(self, data: Any) -> ModelResponse: ...
 
 
+class Accumulator(Protocol):
+    def feed(self, event: ServerSentEvent) -> list[StreamEvent]: ...
+
+    def finish(self) -> ModelResponse: ...
+
+
+class StreamFormat(Protocol):
+    """What a transport needs of a stream module (``formats.openai_chat_stream``, ``anthropic_stream``)."""
+
+    def stream_body(self, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def Accumulator(self) -> Accumulator: ...  # the module's class, called to make one
+
+
 class HttpModel:
     """A :class:`~toolslip.model.Model` made of a wire format and an :class:`HttpTransport`.
 
@@ -248,6 +308,7 @@ class HttpModel:
         *,
         name: str,
         wire: WireFormat,
+        stream: StreamFormat,
         path: str,
         service: str,
         base_url: str,
@@ -262,6 +323,7 @@ class HttpModel:
         self.model = model
         self.name = name
         self._wire = wire
+        self._stream = stream
         self._path = path
         sent = {
             "Content-Type": "application/json",
@@ -281,11 +343,24 @@ class HttpModel:
     def base_url(self) -> str:
         return self._http.base_url
 
-    async def complete(self, request: Request) -> ModelResponse:
+    def _body(self, request: Request) -> dict[str, Any]:
         body = self._wire.request_to_wire(request)
         if not request.model:
             body["model"] = self.model  # cheaper than copying the request: "model" is top-level in every format
-        return self._wire.response_from_wire(await self._http.post_json(self._path, body))
+        return body
+
+    async def complete(self, request: Request) -> ModelResponse:
+        return self._wire.response_from_wire(await self._http.post_json(self._path, self._body(request)))
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """The answer as it is written; ends with the response :meth:`complete` would have returned."""
+        body = self._stream.stream_body(self._body(request))
+        decoder, accumulator = SSEDecoder(), self._stream.Accumulator()
+        async for chunk in self._http.post_stream(self._path, body):
+            for event in decoder.feed(chunk):
+                for delta in accumulator.feed(event):
+                    yield delta
+        yield ResponseDone(response=accumulator.finish())
 
     async def aclose(self) -> None:
         """Close the HTTP session (a new one is opened if the model is used again)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..formats import openai_chat
+from ..formats import openai_chat, openai_chat_stream
 from .http import HttpModel
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel"]
@@ -54,6 +54,7 @@ class OpenAIChatModel(HttpModel):
             model,
             name=name or f"openai:{model}",
             wire=openai_chat,
+            stream=openai_chat_stream,
             path="/chat/completions",
             service="OpenAI" if official else f"the OpenAI-compatible server at {base_url}",
             base_url=base_url,
