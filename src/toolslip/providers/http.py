@@ -18,7 +18,6 @@ because text already shown cannot be taken back by a silent second attempt.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import email.utils
 import random
 import time
@@ -76,14 +75,16 @@ class HttpTransport:
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`."""
-        async with self._post(path, body, whole=True) as (response, raw):
-            return _decode_object(raw, self.service, response.status)
+        response, raw = await self._send(path, body, whole=True)
+        response.release()  # the body is read: the connection goes back to the pool
+        return _decode_object(raw, self.service, response.status)
 
     async def post_stream(self, path: str, body: Mapping[str, Any]) -> AsyncIterator[bytes]:
         """POST ``body`` and yield the event stream that answers it, chunk by chunk as it arrives."""
         import aiohttp
 
-        async with self._post(path, body, whole=False) as (response, first):
+        response, first = await self._send(path, body, whole=False)
+        try:
             if response.content_type != "text/event-stream":
                 raise ProviderError(
                     f"{self.service} answered a streaming request with {response.content_type}, not "
@@ -99,12 +100,14 @@ class HttpTransport:
                 raise ProviderError(
                     f"the connection to {self.service} broke mid-stream: {_describe(exc)}", retryable=True
                 ) from None
+        finally:
+            response.release()
 
-    @contextlib.asynccontextmanager
-    async def _post(
-        self, path: str, body: Mapping[str, Any], whole: bool
-    ) -> AsyncIterator[tuple[aiohttp.ClientResponse, bytes]]:
-        """POST with retries until a 2xx answer arrives: the response and its body (``whole``) or first bytes."""
+    async def _send(self, path: str, body: Mapping[str, Any], whole: bool) -> tuple[aiohttp.ClientResponse, bytes]:
+        """POST with retries until a 2xx answer arrives: the response and its body (``whole``) or first bytes.
+
+        The caller releases the response. A plain coroutine, not a context manager: this is the hot path.
+        """
         import aiohttp
         import orjson
 
@@ -144,10 +147,7 @@ class HttpTransport:
                 raise error
             attempt += 1
             await asyncio.sleep(wait)
-        try:
-            yield response, raw
-        finally:
-            response.release()
+        return response, raw
 
     async def aclose(self) -> None:
         """Close the session; the transport opens a new one if used again."""
