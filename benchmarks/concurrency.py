@@ -123,7 +123,7 @@ def main() -> None:
         f"{args.latency * 1000:.0f} ms (ideal run time {ideal:.0f} ms); median over {args.rounds} rounds [min-max]"
     )
     columns = ["runs_per_s", "p50_ms", "p99_ms", "cpu_ms_per_run", "kb_per_run", "kb_per_run_cold"]
-    print(f"{'impl':<20}" + "".join(f"{c:>25}" for c in [*columns[:4], "runs/s per core", *columns[4:]]))
+    print(f"{'impl':<20}" + "".join(f" {c:>25}" for c in [*columns[:4], "runs/s per core", *columns[4:]]))
     for impl in impls:
         mine = [r for r in rows if r["impl"] == impl]
         cells = []
@@ -135,7 +135,7 @@ def main() -> None:
         for column in columns[4:]:
             values = [r[column] for r in mine]
             cells.append(f"{median(values):,.1f} [{min(values):,.1f}-{max(values):,.1f}]")
-        print(f"{impl:<20}" + "".join(f"{c:>25}" for c in cells))
+        print(f"{impl:<20}" + "".join(f" {c:>25}" for c in cells))
     print("targets: runs/s per core >= 150, KB/run < 80 (toolslip rows)")
 
 
