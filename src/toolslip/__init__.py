@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         ModelResponse,
         ProviderPart,
         Request,
+        ServerTool,
         Settings,
         Text,
         ToolCall,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from .search import ToolIndex, ToolSearch
     from .secrets import SecretGuard
     from .serial import SerialSideEffects
+    from .server_tools import server_tool
     from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
     from .tracing import Tracing
@@ -85,6 +87,7 @@ _LAZY: dict[str, str] = {
     "RunResult": "loop",
     "SecretGuard": "secrets",
     "SerialSideEffects": "serial",
+    "ServerTool": "messages",
     "Settings": "messages",
     "Spotlight": "spotlight",
     "StreamingModel": "model",
@@ -110,6 +113,7 @@ _LAZY: dict[str, str] = {
     "normalize_schema": "schema",
     "normalize_tools": "schema",
     "run": "loop",
+    "server_tool": "server_tools",
     "tool": "tools",
 }
 

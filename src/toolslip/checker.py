@@ -31,6 +31,7 @@ from .formats import get_format
 from .hooks import Hook, RunContext
 from .messages import Message, Request, ToolResult
 from .schema import NAME_RULES
+from .server_tools import declared_server_tools
 
 __all__ = ["CheckHook", "CheckReport", "Problem", "check", "check_request", "detect_format", "repair_messages"]
 
@@ -116,8 +117,8 @@ def _body_hint(body: Json) -> str | None:
     if "system" in body:
         return "anthropic"
     tools = [t for t in body.get("tools") or () if isinstance(t, dict)]
-    if any("input_schema" in t for t in tools):
-        return "anthropic"
+    if any("input_schema" in t for t in tools) or declared_server_tools("anthropic", tools, body):
+        return "anthropic"  # a client tool's schema, or a versioned server tool (web_search_20250305)
     if any("function" in t for t in tools):
         return "openai-chat"
     return None
@@ -357,8 +358,11 @@ DEBUG_FORMATS = ("openai-chat", "anthropic")
 
 def check_request(request: Request, formats: Sequence[str] = DEBUG_FORMATS, where: str = "") -> None:
     """Raise :class:`~toolslip.errors.FormatError` at the first problem ``request`` has in any of ``formats``."""
+    # Server-tool declarations are left out: the pairing does not depend on them, and Chat Completions,
+    # one of the formats checked, cannot carry them.
+    request = replace(request, model=request.model or "debug", server_tools=())
     for fmt in formats:
-        report = check(get_format(fmt).request_to_wire(replace(request, model=request.model or "debug")), fmt)
+        report = check(get_format(fmt).request_to_wire(request), fmt)
         if report.problems:
             raise FormatError(f"{where}as {fmt}: {report.problems[0]}")
 

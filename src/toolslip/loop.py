@@ -21,7 +21,7 @@ from typing import Literal, TypeAlias
 from .errors import ArgumentError, ConfigError, ToolError
 from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from .hooks import Hook, RunContext, ToolAnswer
-from .messages import Message, ModelResponse, Request, Settings, ToolCall, ToolResult, Usage
+from .messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult, Usage
 from .model import Model
 from .streaming import collect
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
@@ -80,6 +80,8 @@ class Agent:
     hooks: Sequence[Hook] = ()
     max_concurrency: int = 16
     """Cap on tool executions running at once, across all runs of this agent."""
+    server_tools: Sequence[ServerTool] = ()
+    """Tools the provider runs itself (``toolslip.server_tool``): declared on every step, never run here."""
     debug: bool = False
     """Check every request before sending it (``toolslip.check``); a broken history raises FormatError."""
     stream: bool | None = None
@@ -189,7 +191,13 @@ class Agent:
 
     async def _ask(self, ctx: RunContext) -> ModelResponse:
         """One model call; tools are offered on every step so the model can always ask again."""
-        request = Request(model="", messages=tuple(ctx.messages), tools=self.tools.specs(), settings=self.settings)
+        request = Request(
+            model="",
+            messages=tuple(ctx.messages),
+            tools=self.tools.specs(),
+            settings=self.settings,
+            server_tools=tuple(self.server_tools),
+        )
         for hook in self.hooks:
             request = await hook.prepare_request(ctx, request)
         if self.debug:
@@ -338,6 +346,7 @@ def make_agent(
     max_steps: int = 8,
     settings: Settings | None = None,
     hooks: Sequence[Hook] = (),
+    server_tools: Sequence[ServerTool] = (),
 ) -> Agent:
     if isinstance(model, str):
         from .providers import resolve_model
@@ -350,6 +359,7 @@ def make_agent(
         max_steps=max_steps,
         settings=settings or Settings(),
         hooks=hooks,
+        server_tools=server_tools,
     )
 
 
@@ -362,10 +372,13 @@ async def arun(
     max_steps: int = 8,
     settings: Settings | None = None,
     hooks: Sequence[Hook] = (),
+    server_tools: Sequence[ServerTool] = (),
     on_event: Callable[[Event], None] | None = None,
 ) -> RunResult:
     """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``)."""
-    agent = make_agent(model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks)
+    agent = make_agent(
+        model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks, server_tools=server_tools
+    )
     return await agent.arun(prompt, on_event=on_event)
 
 

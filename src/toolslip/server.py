@@ -10,7 +10,9 @@ so the official ``openai`` and ``anthropic`` SDKs, or any tool built on them, ca
 local or proxied model over loopback. Each request is parsed into the neutral transcript with the
 format's ``request_from_wire``, answered by ``model.complete`` and written back with
 ``response_to_wire``. Errors come back in the protocol's own error JSON, with the status a real service
-would use: 400 names the bad field (``messages[2].content``), 404 an unknown route.
+would use: 400 names the bad field (``messages[2].content``), 404 an unknown route. A request that
+declares server tools (Anthropic ``web_search_20250305``, OpenAI hosted tools, ``web_search_options``)
+gets a 400 saying they are not available locally: only the provider can run them.
 
 A request with ``"stream": true`` is answered as the provider streams (``text/event-stream``): OpenAI
 ``chat.completion.chunk`` events ending in ``data: [DONE]`` (with the usage chunk when
@@ -36,6 +38,7 @@ from .formats import anthropic, anthropic_stream, openai_chat, openai_chat_strea
 from .formats.sse import encode
 from .messages import ModelResponse, Request
 from .model import Model
+from .server_tools import declared_server_tools
 
 __all__ = ["create_app", "serve"]
 
@@ -57,7 +60,9 @@ _ERROR_TYPES = {
 
 
 class ServerFormat(Protocol):
-    """The two functions of a wire-format module that the server side needs."""
+    """The two functions of a wire-format module that the server side needs, and its name."""
+
+    NAME: str
 
     def request_from_wire(self, body: dict[str, Any]) -> Request: ...
 
@@ -113,6 +118,9 @@ class _Endpoint:
             request = self.wire.request_from_wire(body)
         except FormatError as exc:
             return self._fail(400, str(exc), exc.path or None)
+        hosted = declared_server_tools(self.wire.NAME, request.extra_tools, body)
+        if hosted:
+            return self._fail(400, _not_local(hosted), "tools")
         # The served model decides which model answers; the client's name is echoed back.
         asked = request.model
         try:
@@ -129,6 +137,14 @@ class _Endpoint:
 
     def _fail(self, status: int, message: str, param: str | None = None) -> web.Response:
         return _json(status, self.error(status, message, param))
+
+
+def _not_local(hosted: list[str]) -> str:
+    return (
+        f"server tools are not available locally: {', '.join(hosted)} would run on the provider's "
+        "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
+        "or send it to the provider."
+    )
 
 
 async def _event_stream(http: web.Request, frames: list[bytes]) -> web.StreamResponse:

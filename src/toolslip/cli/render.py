@@ -3,6 +3,9 @@ and one per decision of a policy hook (the injection gate, the secret guard).
 
 When the model streams, its text is printed as it arrives and a call is shown the moment its arguments
 are complete (``[step 1] calling fx(amount=320)``), before the rest of the response has come in.
+
+Server tools (run by the provider) are shown from the model's answer: the call with its query, how many
+results came back, and the sources the answer cites.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..events import Event, GateDecided, ModelResponded, TextDelta, ToolCallReady, ToolFinished
+from ..server_tools import describe
 
 __all__ = ["Renderer", "format_call"]
 
@@ -41,6 +45,9 @@ class Renderer:
         if self._open_line and isinstance(event, ToolCallReady | ModelResponded):
             print(file=self.out)
             self._open_line = False
+        if isinstance(event, ModelResponded):
+            for line in describe(event.response.message):
+                print(f"[step {event.step}] {line}", file=self.out, flush=True)
         if isinstance(event, ToolCallReady):
             shown = format_call(event.call.name, event.call.arguments, event.call.raw_arguments)
             print(f"[step {event.step}] calling {shown}", file=self.out, flush=True)

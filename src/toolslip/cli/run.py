@@ -20,6 +20,7 @@ from .resume import exit_code
 
 if TYPE_CHECKING:
     from ..loop import RunResult
+    from ..messages import ServerTool
     from ..model import Model
 
 __all__ = ["register"]
@@ -46,6 +47,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="injection gate: once untrusted tool output is in the context, side-effecting calls need approval",
     )
+    p.add_argument(
+        "--server-tool",
+        action="append",
+        default=[],
+        metavar="KIND[=JSON]",
+        help="a tool the provider runs, e.g. web_search or 'web_search={\"max_uses\": 3}' (repeatable)",
+    )
     add_mcp_option(p)
     add_run_options(p)
     p.set_defaults(handler=_handle)
@@ -62,6 +70,7 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     if args.max_steps < 1:
         raise ConfigError("--max-steps must be at least 1")
+    args.server_tools = [_server_tool(text) for text in args.server_tool]
     local_tools = load_tools_file(args.tools) if args.tools else None
     model, why = default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
@@ -73,8 +82,8 @@ def _handle(args: argparse.Namespace) -> int:
     elif result.output and not renderer.streamed:  # streamed text is already on the screen
         print(f"\n{result.output}", file=out)
     print(
-        f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls; "
-        f"run {result.run_id}]",
+        f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls"
+        f"{_served(result)}; run {result.run_id}]",
         file=out,
     )
     if result.stop_reason == "paused":
@@ -102,6 +111,7 @@ async def _run(args: argparse.Namespace, model: Model, local_tools: Any, rendere
             system=args.system,
             max_steps=args.max_steps,
             hooks=hooks,
+            server_tools=args.server_tools,
             stream=False if args.no_stream else None,
         )
         try:
@@ -120,6 +130,30 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
         "stop_reason": result.stop_reason,
         "steps": result.steps,
         "output": result.output,
-        "usage": {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens},
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "server_tool_use": dict(result.usage.server_tool_use),
+        },
         "messages": [message_to_dict(m) for m in result.messages],
     }
+
+
+def _served(result: RunResult) -> str:
+    """``, 2 web_search_requests`` for the server-tool uses of the run (nothing when there were none)."""
+    return "".join(f", {n} {key}" for key, n in result.usage.server_tool_use.items() if n)
+
+
+def _server_tool(text: str) -> ServerTool:
+    """``web_search`` or ``web_search={"max_uses": 3}`` as a ServerTool (a ConfigError says what is wrong)."""
+    from ..errors import ConfigError
+    from ..server_tools import server_tool
+
+    kind, _, options = text.partition("=")
+    try:
+        parsed = json.loads(options) if options else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--server-tool {text!r}: the options after '=' are not JSON ({exc.msg})") from None
+    if not isinstance(parsed, dict):
+        raise ConfigError(f"--server-tool {text!r}: the options after '=' must be a JSON object")
+    return server_tool(kind.strip(), **parsed)

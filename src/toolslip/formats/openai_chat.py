@@ -40,6 +40,7 @@ from ..messages import (
     Usage,
     UseTool,
 )
+from ..server_tools import render as render_server_tools
 from ._memo import MessageMemo
 from ._wire import (
     EMPTY,
@@ -377,8 +378,9 @@ def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
 def request_to_wire(request: Request) -> Json:
     """The full JSON body of a ``POST /v1/chat/completions``."""
     body: Json = {"model": request.model, "messages": messages_to_wire(request.messages)}
-    if request.tools or request.extra_tools:
-        body["tools"] = [*tools_to_wire(request.tools), *request.extra_tools]
+    tools = [*tools_to_wire(request.tools), *render_server_tools(request.server_tools, NAME), *request.extra_tools]
+    if tools:
+        body["tools"] = tools
     settings = request.settings
     if settings.tool_choice is not None:
         choice = settings.tool_choice

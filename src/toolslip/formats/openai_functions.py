@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import CannotExpress, FormatError
 from ..messages import Message, ModelResponse, Request, Settings, ToolSpec, UseTool
+from ..server_tools import render as render_server_tools
 from . import openai_chat as chat
 from ._wire import Json, leftover, obj, seq, text
 
@@ -189,8 +190,13 @@ def request_to_wire(request: Request, /, *, split: bool = False) -> Json:
         raise CannotExpress(
             'legacy function calling has no "required" choice; name one function instead', "tool_choice"
         )
+    render_server_tools(request.server_tools, NAME)  # legacy functions have none: this says so
     plain = replace(
-        request, tools=(), extra_tools=(), settings=replace(settings, tool_choice=None, parallel_tool_calls=None)
+        request,
+        tools=(),
+        extra_tools=(),
+        server_tools=(),
+        settings=replace(settings, tool_choice=None, parallel_tool_calls=None),
     )
     body = chat.request_to_wire(plain)
     body["messages"] = messages_to_wire(request.messages, split=split)

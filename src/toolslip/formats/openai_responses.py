@@ -3,7 +3,8 @@
 What is particular to this format:
 
 - A tool is flat: ``{"type": "function", "name", "description", "parameters", "strict"}``. Hosted tools
-  (``web_search``, ``file_search``, ``code_interpreter``, ``mcp``...) travel verbatim in ``Request.extra_tools``.
+  (``web_search``, ``file_search``, ``code_interpreter``, ``mcp``...) come from ``Request.server_tools``
+  (rendered by ``toolslip.server_tools``) or travel verbatim in ``Request.extra_tools``.
   ``strict`` defaults to *true* here, unlike Chat Completions: a neutral ``strict=None`` (the provider
   default elsewhere, i.e. not strict) is written ``false``, and ``false`` reads back as ``None``.
 - There are no messages, only ``input`` items (and ``output`` items in a response): ``message`` items,
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from ..errors import CannotExpress
 from ..messages import (
@@ -40,6 +42,7 @@ from ..messages import (
     Usage,
     UseTool,
 )
+from ..server_tools import render as render_server_tools
 from ._responses_items import NAME as NAME  # re-exported: the format module's public names
 from ._responses_items import items_to_wire
 from ._responses_items import messages_from_wire as messages_from_wire
@@ -74,6 +77,15 @@ _BODY_KEYS = frozenset(
 )
 _RESPONSE_KEYS = frozenset({"id", "model", "output", "usage", "status", "incomplete_details"})
 _USAGE_KEYS = frozenset({"input_tokens", "input_tokens_details", "output_tokens", "total_tokens"})
+# The usage object does not count hosted-tool calls, so they are counted from the output items, under the
+# names Anthropic uses (``web_search_requests``). Computer and local-shell calls run on the client: not here.
+_HOSTED_COUNTS = {
+    "web_search_call": "web_search_requests",
+    "file_search_call": "file_search_requests",
+    "code_interpreter_call": "code_interpreter_requests",
+    "image_generation_call": "image_generation_requests",
+    "mcp_call": "mcp_requests",
+}
 
 # --- tools ------------------------------------------------------------------------------------------
 
@@ -139,8 +151,9 @@ def request_to_wire(request: Request) -> Json:
         body["input"] = only.text
     else:
         body["input"] = messages_to_wire(messages)
-    if request.tools or request.extra_tools:
-        body["tools"] = [*tools_to_wire(request.tools), *request.extra_tools]
+    tools = [*tools_to_wire(request.tools), *render_server_tools(request.server_tools, NAME), *request.extra_tools]
+    if tools:
+        body["tools"] = tools
     choice = settings.tool_choice
     if choice is not None:
         body["tool_choice"] = {"type": "function", "name": choice.name} if isinstance(choice, UseTool) else choice
@@ -281,6 +294,12 @@ def response_from_wire(data: object) -> ModelResponse:
         )
         kept["input_details"] = leftover(details, frozenset({"cached_tokens", "cache_write_tokens"}))
         kept["usage"] = leftover(wire_usage, _USAGE_KEYS)
+    hosted: dict[str, int] = {}
+    for part in parts:
+        if type(part) is ProviderPart and (key := _HOSTED_COUNTS.get(part.data.get("type", ""))):
+            hosted[key] = hosted.get(key, 0) + 1
+    if hosted:
+        usage = replace(usage, server_tool_use=hosted)
     return ModelResponse(
         message=Message(role="assistant", parts=tuple(parts), extra=stash(NAME, None, None, part_kept)),
         stop_reason=stop,

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 
 from ..formats import anthropic as anthropic_format
 from ..formats import anthropic_stream
+from ..messages import Request
+from ..server_tools import anthropic_betas
 from .http import HttpModel
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
@@ -19,7 +21,11 @@ API_VERSION = "2023-06-01"
 
 
 class AnthropicModel(HttpModel):
-    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/v1/messages``."""
+    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/v1/messages``.
+
+    A server tool still in beta (the advisor) needs an ``anthropic-beta`` header; it is added to the calls
+    that declare one, next to any betas given in ``headers``.
+    """
 
     def __init__(
         self,
@@ -49,3 +55,10 @@ class AnthropicModel(HttpModel):
             max_retries=max_retries,
             secret=api_key,
         )
+
+    def headers_for(self, request: Request) -> Mapping[str, str] | None:
+        betas = anthropic_betas(request.server_tools)
+        if not betas:
+            return None
+        given = [b.strip() for b in self._http.headers.get("anthropic-beta", "").split(",") if b.strip()]
+        return {"anthropic-beta": ",".join(dict.fromkeys([*given, *betas]))}

@@ -73,17 +73,24 @@ class HttpTransport:
         self._closer: AsyncGenerator[None, None] | None = None
         self._urls: dict[str, URL] = {}
 
-    async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`."""
-        response, raw = await self._send(path, body, whole=True)
+    async def post_json(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`.
+
+        ``headers`` add to (or replace) the fixed headers for this call only.
+        """
+        response, raw = await self._send(path, body, whole=True, headers=headers)
         response.release()  # the body is read: the connection goes back to the pool
         return _decode_object(raw, self.service, response.status)
 
-    async def post_stream(self, path: str, body: Mapping[str, Any]) -> AsyncIterator[bytes]:
+    async def post_stream(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[bytes]:
         """POST ``body`` and yield the event stream that answers it, chunk by chunk as it arrives."""
         import aiohttp
 
-        response, first = await self._send(path, body, whole=False)
+        response, first = await self._send(path, body, whole=False, headers=headers)
         try:
             if response.content_type != "text/event-stream":
                 raise ProviderError(
@@ -103,7 +110,9 @@ class HttpTransport:
         finally:
             response.release()
 
-    async def _send(self, path: str, body: Mapping[str, Any], whole: bool) -> tuple[aiohttp.ClientResponse, bytes]:
+    async def _send(
+        self, path: str, body: Mapping[str, Any], whole: bool, headers: Mapping[str, str] | None
+    ) -> tuple[aiohttp.ClientResponse, bytes]:
         """POST with retries until a 2xx answer arrives: the response and its body (``whole``) or first bytes.
 
         The caller releases the response. A plain coroutine, not a context manager: this is the hot path.
@@ -118,7 +127,8 @@ class HttpTransport:
 
             url = self._urls[path] = URL(self.base_url + path)
         data = orjson.dumps(body)
-        headers = None if whole else {"Accept": "text/event-stream"}
+        if not whole:
+            headers = {**(headers or {}), "Accept": "text/event-stream"}
         attempt = 0
         while True:
             try:
@@ -350,13 +360,18 @@ class HttpModel:
         return body
 
     async def complete(self, request: Request) -> ModelResponse:
-        return self._wire.response_from_wire(await self._http.post_json(self._path, self._body(request)))
+        answer = await self._http.post_json(self._path, self._body(request), self.headers_for(request))
+        return self._wire.response_from_wire(answer)
+
+    def headers_for(self, request: Request) -> Mapping[str, str] | None:
+        """Headers this one request needs beyond the fixed ones (none here; Anthropic betas, for one)."""
+        return None
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """The answer as it is written; ends with the response :meth:`complete` would have returned."""
         body = self._stream.stream_body(self._body(request))
         decoder, accumulator = SSEDecoder(), self._stream.Accumulator()
-        async for chunk in self._http.post_stream(self._path, body):
+        async for chunk in self._http.post_stream(self._path, body, self.headers_for(request)):
             for event in decoder.feed(chunk):
                 for delta in accumulator.feed(event):
                     yield delta
