@@ -40,6 +40,7 @@ from ..messages import (
     UseTool,
 )
 from ..server_tools import render as render_server_tools
+from ._memo import MessageMemo
 from ._wire import (
     EMPTY,
     Json,
@@ -139,7 +140,7 @@ def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
 
 def messages_to_wire(messages: Iterable[Message]) -> list[Json]:
     """The ``messages`` array; system messages are left out (see :func:`system_to_wire`)."""
-    return [_message_to_wire(m) for m in messages if m.role != "system"]
+    return [_encoded(m) for m in messages if m.role != "system"]
 
 
 def _message_to_wire(message: Message) -> Json:
@@ -155,6 +156,9 @@ def _message_to_wire(message: Message) -> Json:
     # Anthropic has no tool role: results go back inside a user message.
     out: Json = {"role": "assistant" if message.role == "assistant" else "user", "content": content}
     return with_fields(out, kept)
+
+
+_encoded = MessageMemo(_message_to_wire)  # a loop resends its whole history: encode each message once
 
 
 def system_to_wire(messages: Iterable[Message]) -> str | list[Json] | None:

@@ -41,6 +41,7 @@ from ..messages import (
     UseTool,
 )
 from ..server_tools import render as render_server_tools
+from ._memo import MessageMemo
 from ._wire import (
     EMPTY,
     ERROR_PREFIX,
@@ -141,11 +142,19 @@ def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
 def messages_to_wire(messages: Iterable[Message]) -> list[Json]:
     out: list[Json] = []
     for message in messages:
-        if message.role == "tool":
-            _tool_message_to_wire(message, out)
-        else:
-            out.append(_message_to_wire(message))
+        out.extend(_encoded(message))
     return out
+
+
+def _encode(message: Message) -> list[Json]:
+    if message.role != "tool":
+        return [_message_to_wire(message)]
+    out: list[Json] = []
+    _tool_message_to_wire(message, out)
+    return out
+
+
+_encoded = MessageMemo(_encode)  # a loop resends its whole history: encode each message once
 
 
 def _message_to_wire(message: Message) -> Json:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .. import __version__
 from ..formats import anthropic as anthropic_format
 from ..formats import anthropic_stream
 from ..messages import Request
 from ..server_tools import anthropic_betas
-from .http import HttpModel, HttpTransport
+from .http import HttpModel
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
 
@@ -41,30 +40,20 @@ class AnthropicModel(HttpModel):
         name: str | None = None,
     ) -> None:
         official = base_url.rstrip("/") == DEFAULT_BASE_URL
-        sent = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"toolslip/{__version__}",
-            "anthropic-version": version,
-        }
-        if api_key:
-            sent["x-api-key"] = api_key
-        sent.update(headers or {})
-        transport = HttpTransport(
-            service="Anthropic" if official else f"the Anthropic-compatible server at {base_url}",
-            base_url=base_url,
-            headers=sent,
-            timeout=timeout,
-            max_retries=max_retries,
-            secrets=(api_key or "", *(headers or {}).values()),
-        )
+        own = {"anthropic-version": version, **({"x-api-key": api_key} if api_key else {})}
         super().__init__(
             model,
             name=name or f"anthropic:{model}",
             wire=anthropic_format,
             stream=anthropic_stream,
             path="/v1/messages",
-            transport=transport,
+            service="Anthropic" if official else f"the Anthropic-compatible server at {base_url}",
+            base_url=base_url,
+            headers=own,
+            extra_headers=headers,
+            timeout=timeout,
+            max_retries=max_retries,
+            secret=api_key,
         )
 
     def headers_for(self, request: Request) -> Mapping[str, str] | None:
