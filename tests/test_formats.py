@@ -11,9 +11,10 @@ from typing import Any
 import anthropic.types
 import pytest
 from openai.types.chat import ChatCompletion
+from openai.types.responses import Response
 from pydantic import BaseModel
 
-from toolslip.errors import FormatError
+from toolslip.errors import CannotExpress, FormatError
 from toolslip.formats import FORMATS, get_format
 from toolslip.messages import (
     Message,
@@ -39,13 +40,19 @@ def test_get_format_returns_the_named_module() -> None:
 
 
 def test_an_unknown_format_lists_the_known_ones() -> None:
-    with pytest.raises(FormatError, match=r"unknown wire format 'openai'; known formats: anthropic, openai-chat"):
+    known = "anthropic, openai-chat, openai-functions, openai-responses"
+    with pytest.raises(FormatError, match=rf"unknown wire format 'openai'; known formats: {known}"):
         get_format("openai")
 
 
 # --- golden JSON: reading and writing back in the same format is identity -----------------------------
 
-SDK_RESPONSE: dict[str, type[BaseModel]] = {"openai-chat": ChatCompletion, "anthropic": anthropic.types.Message}
+SDK_RESPONSE: dict[str, type[BaseModel]] = {
+    "openai-chat": ChatCompletion,
+    "anthropic": anthropic.types.Message,
+    "openai-functions": ChatCompletion,
+    "openai-responses": Response,
+}
 GOLDEN = [
     (name, path, key)
     for name in FORMATS
@@ -59,7 +66,7 @@ GOLDEN_IDS = [f"{name}:{path.stem}:{key}" for name, path, key in GOLDEN]
 def test_same_format_round_trip_is_identity(name: str, path: Path, key: str) -> None:
     fmt = get_format(name)
     wire = json.loads(path.read_text())[key]
-    if "messages" in wire:
+    if "messages" in wire or "input" in wire:
         assert fmt.request_to_wire(fmt.request_from_wire(wire)) == wire
     else:
         assert fmt.response_to_wire(fmt.response_from_wire(wire)) == wire
@@ -196,12 +203,24 @@ ROW_SETTINGS = {
 }
 
 
-def table_rows() -> list[tuple[str, str, str]]:
+COLUMNS = {
+    "OpenAI Chat Completions": "openai-chat",
+    "Anthropic Messages": "anthropic",
+    "OpenAI Responses": "openai-responses",
+    "OpenAI legacy functions": "openai-functions",
+}
+
+
+def table_rows() -> list[tuple[str, dict[str, str]]]:
+    """(what, {format name: cell}) for each row of the side-by-side table."""
     text = (ROOT / "docs" / "formats.md").read_text()
-    section = text.split("## OpenAI Chat Completions vs Anthropic Messages", 1)[1].split("\n## ", 1)[0]
-    rows = [line.strip().strip("|").split("|") for line in section.splitlines() if line.startswith("|")]
-    assert rows[0][1].strip() == "OpenAI Chat Completions" and rows[0][2].strip() == "Anthropic Messages"
-    return [(what.strip(), openai.strip(), anthropic.strip()) for what, openai, anthropic in rows[2:]]
+    section = text.split("## The four formats side by side", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines() if line.startswith("|")
+    ]
+    names = [COLUMNS[title] for title in rows[0][1:]]
+    assert sorted(names) == sorted(FORMATS)
+    return [(row[0], dict(zip(names, row[1:], strict=True))) for row in rows[2:]]
 
 
 ROWS = table_rows()
@@ -234,12 +253,16 @@ def check(cell: str, wire: dict[str, Any]) -> None:
 
 def test_the_table_covers_the_comparison() -> None:
     assert len(ROWS) >= 15
-    assert set(ROW_SETTINGS) <= {what for what, _, _ in ROWS}
+    assert set(ROW_SETTINGS) <= {what for what, _ in ROWS}
 
 
-@pytest.mark.parametrize(("what", "openai", "anthropic"), ROWS, ids=[r[0] for r in ROWS])
-def test_each_table_row_matches_the_functions(what: str, openai: str, anthropic: str) -> None:
+@pytest.mark.parametrize(("what", "cells"), ROWS, ids=[r[0] for r in ROWS])
+def test_each_table_row_matches_the_functions(what: str, cells: dict[str, str]) -> None:
     request = replace(SAMPLE, settings=ROW_SETTINGS.get(what, Settings()))
-    for name, cell in (("openai-chat", openai), ("anthropic", anthropic)):
+    for name, cell in cells.items():
         fmt = get_format(name)
+        if "`raises CannotExpress`" in cell:
+            with pytest.raises(CannotExpress):
+                fmt.request_to_wire(request)
+            continue
         check(cell, {"request": fmt.request_to_wire(request), "response": fmt.response_to_wire(SAMPLE_RESPONSE)})

@@ -255,7 +255,9 @@ async def test_unreachable_server_is_a_provider_error_with_status_0() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     http = HttpTransport(service="OpenAI", base_url=f"http://127.0.0.1:{port}", headers={}, max_retries=0)
-    with pytest.raises(ProviderError, match=f"could not reach OpenAI at http://127.0.0.1:{port}/x") as caught:
+    with pytest.raises(
+        ProviderError, match=f"could not reach OpenAI: POST http://127.0.0.1:{port}/x failed: Cannot connect"
+    ) as caught:
         await http.post_json("/x", {})
     await http.aclose()
     assert caught.value.status == 0 and caught.value.retryable
@@ -303,3 +305,54 @@ async def test_scripted_demo_is_stateless_and_reads_the_results() -> None:
     assert answer.stop_reason == "end_turn" and "19 °C" in answer.message.text
     again = await model.complete(Request(model="", messages=(*transcript, reply("ok"), Message.user("again?"))))
     assert again.message.tool_calls[0].name == "get_weather"
+
+
+async def test_transports_send_the_headers_the_official_sdks_send(local_server: Any) -> None:
+    chat = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+    }
+    messages = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-x",
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    handler, seen = scripted_answers(lambda: web.json_response(chat), lambda: web.json_response(messages))
+    url = await local_server(handler)
+    request = Request(model="", messages=(Message.user("hi"),))
+    openai_model = OpenAIChatModel("gpt-4o-mini", base_url=f"{url}/v1", api_key="sk-abc", organization="org-1")
+    anthropic_model = AnthropicModel("claude-x", base_url=url, api_key="ant-key")
+    assert (await openai_model.complete(request)).message.text == "hi"
+    assert (await anthropic_model.complete(request)).message.text == "hi"
+    await openai_model.aclose()
+    await anthropic_model.aclose()
+    sent_openai, sent_anthropic = seen
+    assert (sent_openai.method, sent_openai.path) == ("POST", "/v1/chat/completions")
+    assert sent_openai.headers["Authorization"] == "Bearer sk-abc"
+    assert sent_openai.headers["Content-Type"] == "application/json"
+    assert sent_openai.headers["Accept"] == "application/json"
+    assert sent_openai.headers["OpenAI-Organization"] == "org-1"
+    assert sent_openai.headers["User-Agent"].startswith("toolslip/")
+    assert sent_anthropic.path == "/v1/messages" and "Authorization" not in sent_anthropic.headers
+    assert (sent_anthropic.headers["x-api-key"], sent_anthropic.headers["anthropic-version"]) == (
+        "ant-key",
+        "2023-06-01",
+    )
+
+
+async def test_a_key_echoed_by_the_service_is_masked(local_server: Any) -> None:
+    body = {"error": {"message": "Incorrect API key provided: sk-proj-SECRET123.", "type": "invalid_request_error"}}
+    handler, _ = scripted_answers(lambda: web.json_response(body, status=401))
+    model = OpenAIChatModel("gpt-4o-mini", base_url=f"{await local_server(handler)}/v1", api_key="sk-proj-SECRET123")
+    with pytest.raises(ProviderError) as caught:
+        await model.complete(Request(model="", messages=(Message.user("hi"),)))
+    await model.aclose()
+    assert "SECRET123" not in str(caught.value) and "SECRET123" not in caught.value.body
+    assert "Incorrect API key provided: ***." in str(caught.value)

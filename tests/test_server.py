@@ -104,12 +104,6 @@ async def test_bad_requests_name_the_field_in_each_protocols_error_shape(
     assert body["error"]["type"] == "invalid_request_error" and "messages[0].content" in body["error"]["message"]
 
 
-async def test_streaming_is_refused_with_a_clear_400(oai: openai.AsyncOpenAI) -> None:
-    with pytest.raises(openai.BadRequestError, match="streaming is not supported by toolslip serve yet") as caught:
-        await oai.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
-    assert isinstance(caught.value.body, dict) and caught.value.body["param"] == "stream"
-
-
 async def test_raw_http_errors_unknown_route_and_invalid_json(base: str) -> None:
     async with aiohttp.ClientSession() as http:
         async with http.post(f"{base}/v1/completions", json={}) as missing:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .approval import Approval, ApprovalRequest, Decision
+    from .checker import CheckHook, CheckReport, check
+    from .conversion import Conversion, Loss, convert
     from .dedup import Dedup
     from .effects import Effect
     from .errors import (
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
         ModelResponse,
         ProviderPart,
         Request,
+        ServerTool,
         Settings,
         Text,
         ToolCall,
@@ -41,14 +44,17 @@ if TYPE_CHECKING:
         Usage,
         UseTool,
     )
-    from .model import Model
+    from .model import Model, StreamingModel
     from .policy import TaintGate
     from .repeats import RepeatGuard
+    from .schema import NameMap, normalize_schema, normalize_tools
     from .search import ToolIndex, ToolSearch
     from .secrets import SecretGuard
     from .serial import SerialSideEffects
+    from .server_tools import server_tool
     from .spotlight import Spotlight
     from .tools import Tool, Toolbox, tool
+    from .tracing import Tracing
 
 __version__ = "0.1.0"
 
@@ -58,7 +64,10 @@ _LAZY: dict[str, str] = {
     "ApprovalRequest": "approval",
     "ArgumentError": "errors",
     "CannotExpress": "errors",
+    "CheckHook": "checker",
+    "CheckReport": "checker",
     "ConfigError": "errors",
+    "Conversion": "conversion",
     "Decision": "approval",
     "Dedup": "dedup",
     "Effect": "effects",
@@ -66,10 +75,12 @@ _LAZY: dict[str, str] = {
     "Hook": "hooks",
     "Image": "messages",
     "Journal": "journal",
+    "Loss": "conversion",
     "McpError": "errors",
     "Message": "messages",
     "Model": "model",
     "ModelResponse": "messages",
+    "NameMap": "schema",
     "ProviderError": "errors",
     "ProviderPart": "messages",
     "RepeatGuard": "repeats",
@@ -78,8 +89,10 @@ _LAZY: dict[str, str] = {
     "RunResult": "loop",
     "SecretGuard": "secrets",
     "SerialSideEffects": "serial",
+    "ServerTool": "messages",
     "Settings": "messages",
     "Spotlight": "spotlight",
+    "StreamingModel": "model",
     "TaintGate": "policy",
     "Text": "messages",
     "Tool": "tools",
@@ -93,10 +106,16 @@ _LAZY: dict[str, str] = {
     "ToolSpec": "messages",
     "Toolbox": "tools",
     "ToolslipError": "errors",
+    "Tracing": "tracing",
     "Usage": "messages",
     "UseTool": "messages",
     "arun": "loop",
+    "check": "checker",
+    "convert": "conversion",
+    "normalize_schema": "schema",
+    "normalize_tools": "schema",
     "run": "loop",
+    "server_tool": "server_tools",
     "tool": "tools",
 }
 

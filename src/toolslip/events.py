@@ -17,6 +17,7 @@ __all__ = [
     "ModelResponded",
     "RunFinished",
     "TextDelta",
+    "ToolCallReady",
     "ToolCallStarted",
     "ToolFinished",
     "ToolStarted",
@@ -47,6 +48,14 @@ class ToolCallStarted:
     step: int
     id: str
     name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallReady:
+    """A streamed tool call's arguments are complete. It runs once the whole response has arrived."""
+
+    step: int
+    call: ToolCall
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,5 +106,13 @@ class RunFinished:
 
 
 Event: TypeAlias = (
-    ModelCalled | TextDelta | ToolCallStarted | ModelResponded | ToolStarted | ToolFinished | GateDecided | RunFinished
+    ModelCalled
+    | TextDelta
+    | ToolCallStarted
+    | ToolCallReady
+    | ModelResponded
+    | ToolStarted
+    | ToolFinished
+    | GateDecided
+    | RunFinished
 )

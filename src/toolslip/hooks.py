@@ -76,3 +76,7 @@ class Hook:
 
     async def on_finish(self, ctx: RunContext, result: RunResult) -> None:
         return None
+
+    async def on_error(self, ctx: RunContext, error: BaseException) -> None:
+        """The run ended by raising ``error`` (a provider failure, a cancellation); it is re-raised after."""
+        return None

@@ -18,11 +18,12 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
-from .errors import ArgumentError, ToolError
+from .errors import ArgumentError, ConfigError, ToolError
 from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from .hooks import Hook, RunContext, ToolAnswer
-from .messages import Message, ModelResponse, Request, Settings, ToolCall, ToolResult, Usage
+from .messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult, Usage
 from .model import Model
+from .streaming import collect
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
@@ -79,12 +80,21 @@ class Agent:
     hooks: Sequence[Hook] = ()
     max_concurrency: int = 16
     """Cap on tool executions running at once, across all runs of this agent."""
+    server_tools: Sequence[ServerTool] = ()
+    """Tools the provider runs itself (``toolslip.server_tool``): declared on every step, never run here."""
+    debug: bool = False
+    """Check every request before sending it (``toolslip.check``); a broken history raises FormatError."""
+    stream: bool | None = None
+    """Ask the model to stream (text and tool-call events as they are written). ``None``: stream when the
+    model can and the run has an event listener; ``False``: never."""
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.stream and not callable(getattr(self.model, "stream", None)):
+            raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
 
     async def arun(
         self,
@@ -101,7 +111,12 @@ class Agent:
             messages=self._initial_messages(prompt),
             emit=on_event,
         )
-        return await self._loop(ctx)
+        try:
+            return await self._loop(ctx)
+        except BaseException as exc:  # hooks close what they opened (trace spans) before it propagates
+            for hook in self.hooks:
+                await hook.on_error(ctx, exc)
+            raise
 
     def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult:
         """Synchronous :meth:`arun` for scripts and notebooks without a running event loop."""
@@ -176,9 +191,19 @@ class Agent:
 
     async def _ask(self, ctx: RunContext) -> ModelResponse:
         """One model call; tools are offered on every step so the model can always ask again."""
-        request = Request(model="", messages=tuple(ctx.messages), tools=self.tools.specs(), settings=self.settings)
+        request = Request(
+            model="",
+            messages=tuple(ctx.messages),
+            tools=self.tools.specs(),
+            settings=self.settings,
+            server_tools=tuple(self.server_tools),
+        )
         for hook in self.hooks:
             request = await hook.prepare_request(ctx, request)
+        if self.debug:
+            from .checker import check_request
+
+            check_request(request, where=f"step {ctx.step}, ")
         ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
         response = None
         for hook in self.hooks:
@@ -186,7 +211,11 @@ class Agent:
                 break
         replayed = response is not None
         if response is None:
-            response = await self.model.complete(request)
+            stream = getattr(self.model, "stream", None)
+            if stream is not None and (self.stream or (self.stream is None and ctx.emit is not None)):
+                response = await collect(stream(request), ctx.step, ctx.event, self.model.name)
+            else:
+                response = await self.model.complete(request)
         for hook in self.hooks:
             response = await hook.after_model(ctx, request, response)
         ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))
@@ -317,6 +346,7 @@ def make_agent(
     max_steps: int = 8,
     settings: Settings | None = None,
     hooks: Sequence[Hook] = (),
+    server_tools: Sequence[ServerTool] = (),
 ) -> Agent:
     if isinstance(model, str):
         from .providers import resolve_model
@@ -329,6 +359,7 @@ def make_agent(
         max_steps=max_steps,
         settings=settings or Settings(),
         hooks=hooks,
+        server_tools=server_tools,
     )
 
 
@@ -341,10 +372,13 @@ async def arun(
     max_steps: int = 8,
     settings: Settings | None = None,
     hooks: Sequence[Hook] = (),
+    server_tools: Sequence[ServerTool] = (),
     on_event: Callable[[Event], None] | None = None,
 ) -> RunResult:
     """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``)."""
-    agent = make_agent(model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks)
+    agent = make_agent(
+        model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks, server_tools=server_tools
+    )
     return await agent.arun(prompt, on_event=on_event)
 
 

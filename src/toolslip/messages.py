@@ -33,6 +33,7 @@ __all__ = [
     "ProviderPart",
     "Request",
     "Role",
+    "ServerTool",
     "Settings",
     "StopReason",
     "Text",
@@ -227,6 +228,24 @@ class ToolSpec:
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerTool:
+    """A tool the provider runs on its own infrastructure (web search, code execution, hosted MCP...).
+
+    Only declared, never executed here: its use and results come back inside the model's answer as
+    provider parts. Each wire format renders it to its own spelling (``toolslip.server_tools``).
+    """
+
+    kind: str
+    """The neutral name: ``web_search``, ``web_fetch``, ``code_execution``, ``tool_search``, ``mcp``..."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Neutral options (``max_uses``, ``allowed_domains``...), checked by ``toolslip.server_tool``."""
+    version: str | None = None
+    """A provider tool version such as ``"20260209"``; ``None`` picks the format's default."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Wire fields sent verbatim in every format's declaration (for fields this library does not know)."""
+
+
 @dataclass(frozen=True, slots=True)
 class UseTool:
     """``tool_choice`` naming one tool the model must call."""
@@ -261,6 +280,8 @@ class Request:
     settings: Settings = field(default_factory=Settings)
     extra_tools: tuple[Mapping[str, Any], ...] = ()
     """Tool declarations kept verbatim (server tools, hosted tools), in the target format's spelling."""
+    server_tools: tuple[ServerTool, ...] = ()
+    """Provider-run tools in neutral form; each format renders them next to the client tools."""
 
     def with_messages(self, messages: Sequence[Message]) -> Request:
         return replace(self, messages=tuple(messages))

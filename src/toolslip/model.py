@@ -6,11 +6,15 @@ The loop talks only to this protocol, so it knows no provider and no wire format
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .messages import ModelResponse, Request
 
-__all__ = ["Model"]
+if TYPE_CHECKING:
+    from .streaming import StreamEvent
+
+__all__ = ["Model", "StreamingModel"]
 
 
 @runtime_checkable
@@ -23,3 +27,14 @@ class Model(Protocol):
         ...
 
     async def complete(self, request: Request) -> ModelResponse: ...
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that can also yield its answer as it is written (see :mod:`toolslip.streaming`).
+
+    ``stream`` yields deltas and ends with a ``ResponseDone`` equal to what ``complete`` returns; when the
+    stream breaks it raises :class:`~toolslip.errors.ProviderError` instead of ending early.
+    """
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...

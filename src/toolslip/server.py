@@ -10,9 +10,15 @@ so the official ``openai`` and ``anthropic`` SDKs, or any tool built on them, ca
 local or proxied model over loopback. Each request is parsed into the neutral transcript with the
 format's ``request_from_wire``, answered by ``model.complete`` and written back with
 ``response_to_wire``. Errors come back in the protocol's own error JSON, with the status a real service
-would use: 400 names the bad field (``messages[2].content``), 404 an unknown route.
+would use: 400 names the bad field (``messages[2].content``), 404 an unknown route. A request that
+declares server tools (Anthropic ``web_search_20250305``, OpenAI hosted tools, ``web_search_options``)
+gets a 400 saying they are not available locally: only the provider can run them.
 
-Streaming is not supported yet (a later issue): a request with ``"stream": true`` gets a 400 saying so.
+A request with ``"stream": true`` is answered as the provider streams (``text/event-stream``): OpenAI
+``chat.completion.chunk`` events ending in ``data: [DONE]`` (with the usage chunk when
+``stream_options.include_usage`` asks for it), Anthropic's named ``message_start`` ... ``message_stop``
+events. The model's answer is complete before the first event is sent (a model's own stream is not
+forwarded yet); text and arguments are then cut into small deltas, so the SDKs' streaming helpers work.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
 import orjson
@@ -28,9 +34,11 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from .errors import FormatError, ProviderError, ToolslipError
-from .formats import anthropic, openai_chat
+from .formats import anthropic, anthropic_stream, openai_chat, openai_chat_stream
+from .formats.sse import encode
 from .messages import ModelResponse, Request
 from .model import Model
+from .server_tools import declared_server_tools
 
 __all__ = ["create_app", "serve"]
 
@@ -52,7 +60,9 @@ _ERROR_TYPES = {
 
 
 class ServerFormat(Protocol):
-    """The two functions of a wire-format module that the server side needs."""
+    """The two functions of a wire-format module that the server side needs, and its name."""
+
+    NAME: str
 
     def request_from_wire(self, body: dict[str, Any]) -> Request: ...
 
@@ -74,32 +84,51 @@ def anthropic_error(status: int, message: str, param: str | None = None) -> dict
 ErrorShape = Callable[[int, str, str | None], dict[str, Any]]
 
 
+def openai_frames(response: ModelResponse, options: object) -> list[bytes]:
+    """The SSE body OpenAI streams for ``response``; ``options`` is the request's ``stream_options``."""
+    usage = isinstance(options, Mapping) and options.get("include_usage") is True
+    chunks = openai_chat_stream.response_to_chunks(response, include_usage=usage)
+    return [*(encode(orjson.dumps(c).decode()) for c in chunks), encode("[DONE]")]
+
+
+def anthropic_frames(response: ModelResponse, options: object) -> list[bytes]:
+    """The SSE body Anthropic streams for ``response`` (it has no stream options)."""
+    return [encode(orjson.dumps(data).decode(), name) for name, data in anthropic_stream.response_to_events(response)]
+
+
+Frames = Callable[[ModelResponse, object], list[bytes]]
+
+
 @dataclasses.dataclass(frozen=True)
 class _Endpoint:
     wire: ServerFormat
     error: ErrorShape
+    frames: Frames
 
-    async def handle(self, http: web.Request) -> web.Response:
+    async def handle(self, http: web.Request) -> web.StreamResponse:
         try:
             body = orjson.loads(await http.read())
         except orjson.JSONDecodeError as exc:
             return self._fail(400, f"the request body is not valid JSON: {exc}")
         if not isinstance(body, dict):
             return self._fail(400, "the request body must be a JSON object")
-        if body.get("stream"):
-            return self._fail(
-                400, 'streaming is not supported by toolslip serve yet; send "stream": false or leave it out', "stream"
-            )
+        # Taken out here, so a proxied model is not asked to stream by Settings.extra.
+        stream, options = body.pop("stream", False), body.pop("stream_options", None)
         try:
             request = self.wire.request_from_wire(body)
         except FormatError as exc:
             return self._fail(400, str(exc), exc.path or None)
+        hosted = declared_server_tools(self.wire.NAME, request.extra_tools, body)
+        if hosted:
+            return self._fail(400, _not_local(hosted), "tools")
         # The served model decides which model answers; the client's name is echoed back.
         asked = request.model
         try:
             response = await http.app[_MODEL].complete(dataclasses.replace(request, model=""))
             if not response.model:
                 response = dataclasses.replace(response, model=asked)
+            if stream:
+                return await _event_stream(http, self.frames(response, options))
             return _json(200, self.wire.response_to_wire(response))
         except ProviderError as exc:
             return self._fail(exc.status if 400 <= exc.status < 600 else 502, str(exc))
@@ -108,6 +137,23 @@ class _Endpoint:
 
     def _fail(self, status: int, message: str, param: str | None = None) -> web.Response:
         return _json(status, self.error(status, message, param))
+
+
+def _not_local(hosted: list[str]) -> str:
+    return (
+        f"server tools are not available locally: {', '.join(hosted)} would run on the provider's "
+        "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
+        "or send it to the provider."
+    )
+
+
+async def _event_stream(http: web.Request, frames: list[bytes]) -> web.StreamResponse:
+    out = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await out.prepare(http)
+    for frame in frames:
+        await out.write(frame)
+    await out.write_eof()
+    return out
 
 
 def _json(status: int, body: dict[str, Any]) -> web.Response:
@@ -151,8 +197,8 @@ def create_app(model: Model) -> web.Application:
     """An aiohttp application serving ``model`` over both protocols (run it with aiohttp's runners)."""
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_protocol_errors])
     app[_MODEL] = model
-    app.router.add_post("/v1/chat/completions", _Endpoint(openai_chat, openai_error).handle)
-    app.router.add_post("/v1/messages", _Endpoint(anthropic, anthropic_error).handle)
+    app.router.add_post("/v1/chat/completions", _Endpoint(openai_chat, openai_error, openai_frames).handle)
+    app.router.add_post("/v1/messages", _Endpoint(anthropic, anthropic_error, anthropic_frames).handle)
     app.router.add_get("/v1/models", _models)
     return app
 

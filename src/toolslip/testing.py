@@ -5,6 +5,7 @@ These are public API: test your own tools and loops with them instead of mocking
 * :class:`ScriptedModel` replays a list of turns (tool calls or answers) and records every request it
   was sent, so a test can assert on what the loop really sent (tools re-offered, results paired...).
 * :class:`FunctionModel` answers with whatever a function of the request returns, for one-off cases.
+* :class:`StreamedModel` makes either of them stream: each answer is cut into text and argument deltas.
 * :class:`GullibleModel` obeys every instruction it finds in a tool result: the worst case for prompt
   injection, for testing what the harness (not the model) guarantees.
 """
@@ -19,18 +20,20 @@ import itertools
 import json
 import re
 import urllib.parse
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .errors import ScriptExhausted
 from .messages import Message, ModelResponse, Part, Request, ToolCall, Usage
 from .model import Model
+from .streaming import StreamEvent, response_to_events
 
 __all__ = [
     "FunctionModel",
     "GullibleModel",
     "ScriptedModel",
+    "StreamedModel",
     "Turn",
     "call",
     "instructions",
@@ -142,6 +145,28 @@ class FunctionModel:
         if inspect.isawaitable(turn):
             turn = await turn
         return to_response(turn)
+
+
+@dataclass(eq=False)
+class StreamedModel:
+    """``model``, streaming: each answer comes as ``chunk_size``-character text and argument deltas.
+
+    ``StreamedModel(ScriptedModel([...]))`` drives the loop's streaming path without a server.
+    """
+
+    model: Model
+    chunk_size: int = 8
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    async def complete(self, request: Request) -> ModelResponse:
+        return await self.model.complete(request)
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        for event in response_to_events(await self.model.complete(request), self.chunk_size):
+            yield event
 
 
 def last_results(request: Request) -> Mapping[str, str]:

@@ -28,6 +28,8 @@ COMMANDS: tuple[str, ...] = (
     "tools",
     "lint",
     "serve",
+    "convert",
+    "check",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4

@@ -1,12 +1,17 @@
-"""Loading the user's tools file: a Python file whose module-level ``Tool`` objects are its tools."""
+"""Loading the user's files: a tools file (module-level ``Tool`` objects), or JSON from a file or stdin."""
 
 from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
 
 from .._files import import_user_file
 from ..errors import ConfigError
 from ..tools import Tool, Toolbox
 
-__all__ = ["load_tools_file"]
+__all__ = ["load_json", "load_tools_file"]
 
 
 def load_tools_file(path: str) -> Toolbox:
@@ -19,3 +24,16 @@ def load_tools_file(path: str) -> Toolbox:
     if not tools:
         raise ConfigError(f"{path} defines no tools; decorate functions with @toolslip.tool")
     return Toolbox(tools)
+
+
+def load_json(path: str) -> Any:
+    """The JSON document in file ``path`` (``-`` reads stdin); a bad file is one ConfigError sentence."""
+    name = "stdin" if path == "-" else path
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{name} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None

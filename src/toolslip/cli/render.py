@@ -1,12 +1,20 @@
 """How the CLI shows a run as it happens: one line per tool call, ``[step 1] fx(amount=320) → ...``,
-and one per decision of a policy hook (the injection gate, the secret guard)."""
+and one per decision of a policy hook (the injection gate, the secret guard).
+
+When the model streams, its text is printed as it arrives and a call is shown the moment its arguments
+are complete (``[step 1] calling fx(amount=320)``), before the rest of the response has come in.
+
+Server tools (run by the provider) are shown from the model's answer: the call with its query, how many
+results came back, and the sources the answer cites.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..events import Event, GateDecided, ToolFinished
+from ..events import Event, GateDecided, ModelResponded, TextDelta, ToolCallReady, ToolFinished
+from ..server_tools import describe
 
 __all__ = ["Renderer", "format_call"]
 
@@ -21,17 +29,33 @@ def format_call(name: str, arguments: Mapping[str, Any] | None, raw: str | None 
 
 
 class Renderer:
-    """An ``on_event`` listener that prints each finished tool call."""
+    """An ``on_event`` listener that prints streamed text, and each tool call when ready and when finished."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.streamed = False
+        """Some answer text was printed as it arrived (so it need not be printed again at the end)."""
+        self._open_line = False
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, GateDecided):
+        if isinstance(event, TextDelta):
+            print(event.text, end="", file=self.out, flush=True)
+            self.streamed = self._open_line = True
+            return
+        if self._open_line and isinstance(event, ToolCallReady | ModelResponded):
+            print(file=self.out)
+            self._open_line = False
+        if isinstance(event, ModelResponded):
+            for line in describe(event.response.message):
+                print(f"[step {event.step}] {line}", file=self.out, flush=True)
+        if isinstance(event, ToolCallReady):
+            shown = format_call(event.call.name, event.call.arguments, event.call.raw_arguments)
+            print(f"[step {event.step}] calling {shown}", file=self.out, flush=True)
+        elif isinstance(event, GateDecided):
             from ..policy import describe_decision
 
             print(f"[step {event.step}] {describe_decision(event)}", file=self.out, flush=True)
-        if isinstance(event, ToolFinished):
+        elif isinstance(event, ToolFinished):
             call, result = event.call, event.result
             text = result.text.replace("\n", " ")
             if len(text) > _MAX_RESULT:

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
 from .files import load_tools_file
@@ -20,6 +20,7 @@ from .resume import exit_code
 
 if TYPE_CHECKING:
     from ..loop import RunResult
+    from ..messages import ServerTool
     from ..model import Model
 
 __all__ = ["register"]
@@ -39,9 +40,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--system", help="a system prompt")
     p.add_argument("--json", action="store_true", help="print the whole transcript as JSON on stdout")
     p.add_argument(
+        "--no-stream", action="store_true", help="wait for each whole answer (for servers that cannot stream)"
+    )
+    p.add_argument(
         "--gate",
         action="store_true",
         help="injection gate: once untrusted tool output is in the context, side-effecting calls need approval",
+    )
+    p.add_argument(
+        "--server-tool",
+        action="append",
+        default=[],
+        metavar="KIND[=JSON]",
+        help="a tool the provider runs, e.g. web_search or 'web_search={\"max_uses\": 3}' (repeatable)",
     )
     add_mcp_option(p)
     add_run_options(p)
@@ -59,18 +70,20 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     if args.max_steps < 1:
         raise ConfigError("--max-steps must be at least 1")
+    args.server_tools = [_server_tool(text) for text in args.server_tool]
     local_tools = load_tools_file(args.tools) if args.tools else None
     model, why = default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
-    result = asyncio.run(_run(args, model, local_tools, out))
+    renderer = Renderer(out)
+    result = asyncio.run(_run(args, model, local_tools, renderer))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
-    elif result.output:
+    elif result.output and not renderer.streamed:  # streamed text is already on the screen
         print(f"\n{result.output}", file=out)
     print(
-        f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls; "
-        f"run {result.run_id}]",
+        f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls"
+        f"{_served(result)}; run {result.run_id}]",
         file=out,
     )
     if result.stop_reason == "paused":
@@ -78,7 +91,7 @@ def _handle(args: argparse.Namespace) -> int:
     return exit_code(result)
 
 
-async def _run(args: argparse.Namespace, model: Model, local_tools: Any, out: TextIO) -> RunResult:
+async def _run(args: argparse.Namespace, model: Model, local_tools: Any, renderer: Renderer) -> RunResult:
     from ..loop import Agent
     from ..tools import Toolbox
 
@@ -92,9 +105,17 @@ async def _run(args: argparse.Namespace, model: Model, local_tools: Any, out: Te
         hooks.insert(1 if journal is not None else 0, TaintGate(approver=approver_from_args(args)))
     async with mcp_sources(args) as servers:
         tools = Toolbox([*(local_tools or ()), *servers])
-        agent = Agent(model=model, tools=tools, system=args.system, max_steps=args.max_steps, hooks=hooks)
+        agent = Agent(
+            model=model,
+            tools=tools,
+            system=args.system,
+            max_steps=args.max_steps,
+            hooks=hooks,
+            server_tools=args.server_tools,
+            stream=False if args.no_stream else None,
+        )
         try:
-            return await agent.arun(args.question, on_event=Renderer(out))
+            return await agent.arun(args.question, on_event=renderer)
         finally:
             close = getattr(model, "aclose", None)
             if close is not None:
@@ -109,6 +130,30 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
         "stop_reason": result.stop_reason,
         "steps": result.steps,
         "output": result.output,
-        "usage": {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens},
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "server_tool_use": dict(result.usage.server_tool_use),
+        },
         "messages": [message_to_dict(m) for m in result.messages],
     }
+
+
+def _served(result: RunResult) -> str:
+    """``, 2 web_search_requests`` for the server-tool uses of the run (nothing when there were none)."""
+    return "".join(f", {n} {key}" for key, n in result.usage.server_tool_use.items() if n)
+
+
+def _server_tool(text: str) -> ServerTool:
+    """``web_search`` or ``web_search={"max_uses": 3}`` as a ServerTool (a ConfigError says what is wrong)."""
+    from ..errors import ConfigError
+    from ..server_tools import server_tool
+
+    kind, _, options = text.partition("=")
+    try:
+        parsed = json.loads(options) if options else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--server-tool {text!r}: the options after '=' are not JSON ({exc.msg})") from None
+    if not isinstance(parsed, dict):
+        raise ConfigError(f"--server-tool {text!r}: the options after '=' must be a JSON object")
+    return server_tool(kind.strip(), **parsed)

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="serve a model over /v1/chat/completions and /v1/messages",
         description=(
             "Serve a model over the OpenAI (/v1/chat/completions) and Anthropic (/v1/messages) protocols, "
-            "non-streaming, so the official SDKs and tools built on them can use it."
+            "streaming or not, so the official SDKs and tools built on them can use it."
         ),
     )
     parser.add_argument("--model", help="model string (default: TOOLSLIP_MODEL, an API key's model, local, scripted)")
@@ -50,7 +50,7 @@ async def _serve_forever(model: Model, host: str, port: int) -> None:
                 f"toolslip serve: {model.name} at {base}\n"
                 f"  OpenAI clients:    base_url={base}/v1   (POST /v1/chat/completions)\n"
                 f"  Anthropic clients: base_url={base}      (POST /v1/messages)\n"
-                "  non-streaming only; press Ctrl-C to stop",
+                "  press Ctrl-C to stop",
                 flush=True,
             )
             if host not in ("127.0.0.1", "localhost", "::1"):

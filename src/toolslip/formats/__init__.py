@@ -23,7 +23,12 @@ from ..messages import Message, ModelResponse, Request, ToolSpec
 
 __all__ = ["FORMATS", "WireFormat", "get_format"]
 
-FORMATS: dict[str, str] = {"anthropic": "anthropic", "openai-chat": "openai_chat"}
+FORMATS: dict[str, str] = {
+    "anthropic": "anthropic",
+    "openai-chat": "openai_chat",
+    "openai-functions": "openai_functions",
+    "openai-responses": "openai_responses",
+}
 """Format name -> module in this package."""
 
 
@@ -43,7 +48,7 @@ class WireFormat(Protocol):
 
 
 def get_format(name: str) -> WireFormat:
-    """The format module called ``name`` (``"openai-chat"``, ``"anthropic"``)."""
+    """The format module called ``name`` (``"openai-chat"``, ``"anthropic"``, ``"openai-responses"``...)."""
     module = FORMATS.get(name)
     if module is None:
         known = ", ".join(sorted(FORMATS))
@@ -54,5 +59,7 @@ def get_format(name: str) -> WireFormat:
 if TYPE_CHECKING:  # mypy proves each module satisfies the protocol
     from . import anthropic as _anthropic
     from . import openai_chat as _openai_chat
+    from . import openai_functions as _openai_functions
+    from . import openai_responses as _openai_responses
 
-    _checked: tuple[WireFormat, ...] = (_anthropic, _openai_chat)
+    _checked: tuple[WireFormat, ...] = (_anthropic, _openai_chat, _openai_functions, _openai_responses)

@@ -22,10 +22,12 @@ from typing import Any
 import orjson
 
 from ..errors import FormatError
-from ..messages import ModelResponse, StopReason, ToolSpec
+from ..messages import Image, ModelResponse, StopReason, ToolSpec
 
 Json = dict[str, Any]
 EMPTY: Mapping[str, Any] = {}
+ERROR_PREFIX = "Error: "
+"""How formats without an error flag (the OpenAI ones) mark an error result's content."""
 
 
 def obj(value: object, path: str) -> Json:
@@ -127,6 +129,14 @@ def guess_media_type(url: str) -> str:
     """A media type from a URL's extension, without I/O; ``image/*`` when the URL does not say."""
     tail = url.rsplit("?", 1)[0].rsplit(".", 1)[-1].lower()
     return IMAGE_TYPES.get(tail, "image/*")
+
+
+def image_from_url(url: str) -> Image:
+    """An Image from an OpenAI ``image_url``: a ``data:`` URL becomes inline base64."""
+    if url.startswith("data:") and ";base64," in url:
+        head, data = url[5:].split(";base64,", 1)
+        return Image(media_type=head, data=data)
+    return Image(media_type=guess_media_type(url), url=url)
 
 
 def only_specs(split: tuple[list[ToolSpec], list[Json]], kind: str) -> list[ToolSpec]:

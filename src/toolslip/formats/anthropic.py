@@ -3,7 +3,8 @@
 What is particular to this format:
 
 - A tool is ``{name, description, input_schema}``: the schema key is ``input_schema``, not ``parameters``.
-  Server tools (``{"type": "web_search_20250305", ...}``) travel verbatim in ``Request.extra_tools``.
+  Server tools (``{"type": "web_search_20250305", ...}``) come from ``Request.server_tools`` (rendered by
+  ``toolslip.server_tools``) or travel verbatim in ``Request.extra_tools``.
 - Content is a list of typed blocks. Calls are ``tool_use`` blocks whose ``input`` is already an object.
 - There is no tool role: results are ``tool_result`` blocks inside a ``user`` message, with ``is_error``.
   Such a user message is a neutral ``tool`` message, and back.
@@ -38,6 +39,8 @@ from ..messages import (
     Usage,
     UseTool,
 )
+from ..server_tools import render as render_server_tools
+from ._memo import MessageMemo
 from ._wire import (
     EMPTY,
     Json,
@@ -137,7 +140,7 @@ def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
 
 def messages_to_wire(messages: Iterable[Message]) -> list[Json]:
     """The ``messages`` array; system messages are left out (see :func:`system_to_wire`)."""
-    return [_message_to_wire(m) for m in messages if m.role != "system"]
+    return [_encoded(m) for m in messages if m.role != "system"]
 
 
 def _message_to_wire(message: Message) -> Json:
@@ -153,6 +156,9 @@ def _message_to_wire(message: Message) -> Json:
     # Anthropic has no tool role: results go back inside a user message.
     out: Json = {"role": "assistant" if message.role == "assistant" else "user", "content": content}
     return with_fields(out, kept)
+
+
+_encoded = MessageMemo(_message_to_wire)  # a loop resends its whole history: encode each message once
 
 
 def system_to_wire(messages: Iterable[Message]) -> str | list[Json] | None:
@@ -179,7 +185,9 @@ def _blocks_to_wire(parts: Sequence[Part], part_kept: Mapping[str, Any]) -> list
         if part_kept:
             rest = part_kept.get(str(i))
             if rest:
-                block = {**rest, **block}
+                # Extension fields (citations, cache_control) follow the standard ones, as the API writes
+                # them, so a block goes back byte for byte; the keys never overlap.
+                block = {**block, **rest}
         out.append(block)
     return out
 
@@ -349,8 +357,9 @@ def request_to_wire(request: Request) -> Json:
     system = system_to_wire(request.messages)
     if system is not None:
         body["system"] = system
-    if request.tools or request.extra_tools:
-        body["tools"] = [*tools_to_wire(request.tools), *request.extra_tools]
+    tools = [*tools_to_wire(request.tools), *render_server_tools(request.server_tools, NAME), *request.extra_tools]
+    if tools:
+        body["tools"] = tools
     choice = _tool_choice_to_wire(settings.tool_choice, settings.parallel_tool_calls)
     if choice is not None:
         body["tool_choice"] = choice

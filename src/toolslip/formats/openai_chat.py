@@ -40,11 +40,14 @@ from ..messages import (
     Usage,
     UseTool,
 )
+from ..server_tools import render as render_server_tools
+from ._memo import MessageMemo
 from ._wire import (
     EMPTY,
+    ERROR_PREFIX,
     Json,
     dump_arguments,
-    guess_media_type,
+    image_from_url,
     leftover,
     obj,
     only_specs,
@@ -76,7 +79,6 @@ FINISH_BACK: dict[StopReason, str] = {
     "content_filter": "content_filter",
     "other": "stop",
 }
-ERROR_PREFIX = "Error: "
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name"})
 _TOOL_MESSAGE_KEYS = frozenset({"role", "tool_call_id", "content"})
@@ -140,11 +142,19 @@ def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
 def messages_to_wire(messages: Iterable[Message]) -> list[Json]:
     out: list[Json] = []
     for message in messages:
-        if message.role == "tool":
-            _tool_message_to_wire(message, out)
-        else:
-            out.append(_message_to_wire(message))
+        out.extend(_encoded(message))
     return out
+
+
+def _encode(message: Message) -> list[Json]:
+    if message.role != "tool":
+        return [_message_to_wire(message)]
+    out: list[Json] = []
+    _tool_message_to_wire(message, out)
+    return out
+
+
+_encoded = MessageMemo(_encode)  # a loop resends its whole history: encode each message once
 
 
 def _message_to_wire(message: Message) -> Json:
@@ -314,7 +324,7 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
             rest = leftover(block, frozenset({"type", "text"})) if len(block) > 2 else None
         elif kind == "image_url" and block.keys() == {"type", "image_url"}:
             image = obj(block["image_url"], f"{path}[{i}].image_url")
-            parts.append(_image_from_url(text(image.get("url"), f"{path}[{i}].image_url.url")))
+            parts.append(image_from_url(text(image.get("url"), f"{path}[{i}].image_url.url")))
             rest = leftover(image, frozenset({"url"})) if len(image) > 1 else None
         else:
             parts.append(ProviderPart(format=NAME, data=block))  # audio, files, refusal parts...
@@ -322,13 +332,6 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
         if rest:
             kept[str(i)] = rest
     return parts, kept, "list"
-
-
-def _image_from_url(url: str) -> Image:
-    if url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return Image(media_type=head, data=data)
-    return Image(media_type=guess_media_type(url), url=url)
 
 
 def _call_from_wire(raw: object, path: str) -> tuple[ToolCall, Json | None]:
@@ -375,8 +378,9 @@ def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
 def request_to_wire(request: Request) -> Json:
     """The full JSON body of a ``POST /v1/chat/completions``."""
     body: Json = {"model": request.model, "messages": messages_to_wire(request.messages)}
-    if request.tools or request.extra_tools:
-        body["tools"] = [*tools_to_wire(request.tools), *request.extra_tools]
+    tools = [*tools_to_wire(request.tools), *render_server_tools(request.server_tools, NAME), *request.extra_tools]
+    if tools:
+        body["tools"] = tools
     settings = request.settings
     if settings.tool_choice is not None:
         choice = settings.tool_choice

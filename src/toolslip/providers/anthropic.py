@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .. import __version__
 from ..formats import anthropic as anthropic_format
-from .http import HttpModel, HttpTransport
+from ..formats import anthropic_stream
+from ..messages import Request
+from ..server_tools import anthropic_betas
+from .http import HttpModel
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
 
@@ -19,7 +21,11 @@ API_VERSION = "2023-06-01"
 
 
 class AnthropicModel(HttpModel):
-    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/v1/messages``."""
+    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/v1/messages``.
+
+    A server tool still in beta (the advisor) needs an ``anthropic-beta`` header; it is added to the calls
+    that declare one, next to any betas given in ``headers``.
+    """
 
     def __init__(
         self,
@@ -34,23 +40,25 @@ class AnthropicModel(HttpModel):
         name: str | None = None,
     ) -> None:
         official = base_url.rstrip("/") == DEFAULT_BASE_URL
-        sent = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"toolslip/{__version__}",
-            "anthropic-version": version,
-        }
-        if api_key:
-            sent["x-api-key"] = api_key
-        sent.update(headers or {})
-        transport = HttpTransport(
+        own = {"anthropic-version": version, **({"x-api-key": api_key} if api_key else {})}
+        super().__init__(
+            model,
+            name=name or f"anthropic:{model}",
+            wire=anthropic_format,
+            stream=anthropic_stream,
+            path="/v1/messages",
             service="Anthropic" if official else f"the Anthropic-compatible server at {base_url}",
             base_url=base_url,
-            headers=sent,
+            headers=own,
+            extra_headers=headers,
             timeout=timeout,
             max_retries=max_retries,
-            secrets=(api_key or "", *(headers or {}).values()),
+            secret=api_key,
         )
-        super().__init__(
-            model, name=name or f"anthropic:{model}", wire=anthropic_format, path="/v1/messages", transport=transport
-        )
+
+    def headers_for(self, request: Request) -> Mapping[str, str] | None:
+        betas = anthropic_betas(request.server_tools)
+        if not betas:
+            return None
+        given = [b.strip() for b in self._http.headers.get("anthropic-beta", "").split(",") if b.strip()]
+        return {"anthropic-beta": ",".join(dict.fromkeys([*given, *betas]))}

@@ -9,23 +9,29 @@ Retries follow the official SDKs' policy: 408, 409, 429 and 5xx answers and conn
 retried with exponential backoff (0.5 s doubling up to 8 s, minus up to 25 % jitter), and a server's
 ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date) is honoured up to two minutes. A server
 that sends ``x-should-retry`` decides for itself.
+
+Streaming (``post_stream``, ``HttpModel.stream``) retries the same way until the first bytes of the
+answer arrive; a connection that breaks after that is a retryable :class:`ProviderError` for the caller,
+because text already shown cannot be taken back by a silent second attempt.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import email.utils
 import random
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ProviderError
+from ..formats.sse import ServerSentEvent, SSEDecoder
 from ..messages import ModelResponse, Request
+from ..streaming import ResponseDone, StreamEvent
 
 if TYPE_CHECKING:
     import aiohttp
+    from yarl import URL
 
 __all__ = ["HttpModel", "HttpTransport", "WireFormat", "error_message", "retry_delay"]
 
@@ -65,28 +71,82 @@ class HttpTransport:
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncGenerator[None, None] | None = None
+        self._urls: dict[str, URL] = {}
 
-    async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`."""
+    async def post_json(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`.
+
+        ``headers`` add to (or replace) the fixed headers for this call only.
+        """
+        response, raw = await self._send(path, body, whole=True, headers=headers)
+        response.release()  # the body is read: the connection goes back to the pool
+        return _decode_object(raw, self.service, response.status)
+
+    async def post_stream(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[bytes]:
+        """POST ``body`` and yield the event stream that answers it, chunk by chunk as it arrives."""
+        import aiohttp
+
+        response, first = await self._send(path, body, whole=False, headers=headers)
+        try:
+            if response.content_type != "text/event-stream":
+                raise ProviderError(
+                    f"{self.service} answered a streaming request with {response.content_type}, not "
+                    "text/event-stream; it may not support streaming: use Agent(stream=False) "
+                    "or toolslip run --no-stream",
+                    status=response.status,
+                )
+            yield first
+            try:
+                async for chunk in response.content.iter_any():
+                    yield chunk
+            except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, TimeoutError) as exc:
+                raise ProviderError(
+                    f"the connection to {self.service} broke mid-stream: {_describe(exc)}", retryable=True
+                ) from None
+        finally:
+            response.release()
+
+    async def _send(
+        self, path: str, body: Mapping[str, Any], whole: bool, headers: Mapping[str, str] | None
+    ) -> tuple[aiohttp.ClientResponse, bytes]:
+        """POST with retries until a 2xx answer arrives: the response and its body (``whole``) or first bytes.
+
+        The caller releases the response. A plain coroutine, not a context manager: this is the hot path.
+        """
         import aiohttp
         import orjson
 
         session = await self._session_for_this_loop()
-        url = self.base_url + path
+        url = self._urls.get(path)
+        if url is None:  # parsed once: aiohttp would parse a str URL on every request
+            from yarl import URL
+
+            url = self._urls[path] = URL(self.base_url + path)
         data = orjson.dumps(body)
+        if not whole:
+            headers = {**(headers or {}), "Accept": "text/event-stream"}
         attempt = 0
         while True:
             try:
-                async with session.post(url, data=data) as response:
-                    raw = await response.read()
+                response = await session.post(url, data=data, headers=headers)
+                try:
                     status = response.status
-                    if status < 300:
-                        return _decode_object(raw, self.service, status)
-                    error = self._error(status, response.reason, raw)
-                    wait = retry_delay(attempt, response.headers, status)
+                    raw = await (response.read() if whole or status >= 300 else response.content.readany())
+                except BaseException:
+                    response.release()
+                    raise
+                if status < 300:
+                    break
+                response.release()
+                error = self._error(status, response.reason, raw)
+                wait = retry_delay(attempt, response.headers, status)
             except (aiohttp.ClientConnectionError, TimeoutError) as exc:
                 error = ProviderError(
-                    f"could not reach {self.service} at {url}: {_describe(exc)}", status=0, retryable=True
+                    f"could not reach {self.service}: POST {url} failed: {_describe(exc)}", status=0, retryable=True
                 )
                 wait = retry_delay(attempt, {}, 0)
             if wait is None or attempt >= self.max_retries:
@@ -97,6 +157,7 @@ class HttpTransport:
                 raise error
             attempt += 1
             await asyncio.sleep(wait)
+        return response, raw
 
     async def aclose(self) -> None:
         """Close the session; the transport opens a new one if used again."""
@@ -113,6 +174,7 @@ class HttpTransport:
                 headers=self.headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout, connect=self.connect_timeout),
                 connector=aiohttp.TCPConnector(limit=0),
+                cookie_jar=aiohttp.DummyCookieJar(),  # an API client carries no cookies between calls
                 skip_auto_headers=("User-Agent",) if "User-Agent" in self.headers else (),
             )
             self._loop = loop
@@ -227,28 +289,93 @@ class WireFormat(Protocol):
     def response_from_wire(self, data: Any) -> ModelResponse: ...
 
 
+class Accumulator(Protocol):
+    def feed(self, event: ServerSentEvent) -> list[StreamEvent]: ...
+
+    def finish(self) -> ModelResponse: ...
+
+
+class StreamFormat(Protocol):
+    """What a transport needs of a stream module (``formats.openai_chat_stream``, ``anthropic_stream``)."""
+
+    def stream_body(self, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def Accumulator(self) -> Accumulator: ...  # the module's class, called to make one
+
+
 class HttpModel:
     """A :class:`~toolslip.model.Model` made of a wire format and an :class:`HttpTransport`.
 
-    The request's ``model`` is filled in from ``model`` when the loop left it empty.
+    ``headers`` are the service's own (credential, version); the JSON content headers and the
+    ``User-Agent`` are added here, and ``extra_headers`` (the caller's) win over both. ``secret`` (the
+    API key) is masked in error messages. The request's ``model`` is filled in from ``model`` when the
+    loop left it empty.
     """
 
-    def __init__(self, model: str, *, name: str, wire: WireFormat, path: str, transport: HttpTransport) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        name: str,
+        wire: WireFormat,
+        stream: StreamFormat,
+        path: str,
+        service: str,
+        base_url: str,
+        headers: Mapping[str, str],
+        extra_headers: Mapping[str, str] | None,
+        timeout: float,
+        max_retries: int,
+        secret: str | None,
+    ) -> None:
+        from .. import __version__
+
         self.model = model
         self.name = name
         self._wire = wire
+        self._stream = stream
         self._path = path
-        self._http = transport
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"toolslip/{__version__}",
+        }
+        self._http = HttpTransport(
+            service=service,
+            base_url=base_url,
+            headers={**sent, **headers, **(extra_headers or {})},
+            timeout=timeout,
+            max_retries=max_retries,
+            secrets=(secret or "", *(extra_headers or {}).values()),  # extra headers may carry a key (Azure)
+        )
 
     @property
     def base_url(self) -> str:
         return self._http.base_url
 
-    async def complete(self, request: Request) -> ModelResponse:
+    def _body(self, request: Request) -> dict[str, Any]:
+        body = self._wire.request_to_wire(request)
         if not request.model:
-            request = dataclasses.replace(request, model=self.model)
-        answer = await self._http.post_json(self._path, self._wire.request_to_wire(request))
+            body["model"] = self.model  # cheaper than copying the request: "model" is top-level in every format
+        return body
+
+    async def complete(self, request: Request) -> ModelResponse:
+        answer = await self._http.post_json(self._path, self._body(request), self.headers_for(request))
         return self._wire.response_from_wire(answer)
+
+    def headers_for(self, request: Request) -> Mapping[str, str] | None:
+        """Headers this one request needs beyond the fixed ones (none here; Anthropic betas, for one)."""
+        return None
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """The answer as it is written; ends with the response :meth:`complete` would have returned."""
+        body = self._stream.stream_body(self._body(request))
+        decoder, accumulator = SSEDecoder(), self._stream.Accumulator()
+        async for chunk in self._http.post_stream(self._path, body, self.headers_for(request)):
+            for event in decoder.feed(chunk):
+                for delta in accumulator.feed(event):
+                    yield delta
+        yield ResponseDone(response=accumulator.finish())
 
     async def aclose(self) -> None:
         """Close the HTTP session (a new one is opened if the model is used again)."""

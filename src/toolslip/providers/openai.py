@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from .. import __version__
-from ..formats import openai_chat
-from .http import HttpModel, HttpTransport
+from ..formats import openai_chat, openai_chat_stream
+from .http import HttpModel
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel"]
 
@@ -43,29 +42,25 @@ class OpenAIChatModel(HttpModel):
         name: str | None = None,
     ) -> None:
         official = base_url.rstrip("/") == DEFAULT_BASE_URL
-        sent = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"toolslip/{__version__}",
-        }
-        if api_key:
-            sent["Authorization"] = f"Bearer {api_key}"
+        own = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # Organization and project only mean something to OpenAI itself; the SDK reads the same variables.
         organization = organization or (os.environ.get("OPENAI_ORG_ID") if official else None)
         project = project or (os.environ.get("OPENAI_PROJECT_ID") if official else None)
         if organization:
-            sent["OpenAI-Organization"] = organization
+            own["OpenAI-Organization"] = organization
         if project:
-            sent["OpenAI-Project"] = project
-        sent.update(headers or {})
-        transport = HttpTransport(
+            own["OpenAI-Project"] = project
+        super().__init__(
+            model,
+            name=name or f"openai:{model}",
+            wire=openai_chat,
+            stream=openai_chat_stream,
+            path="/chat/completions",
             service="OpenAI" if official else f"the OpenAI-compatible server at {base_url}",
             base_url=base_url,
-            headers=sent,
+            headers=own,
+            extra_headers=headers,
             timeout=timeout,
             max_retries=max_retries,
-            secrets=(api_key or "", *(headers or {}).values()),
-        )
-        super().__init__(
-            model, name=name or f"openai:{model}", wire=openai_chat, path="/chat/completions", transport=transport
+            secret=api_key,
         )

@@ -1,0 +1,154 @@
+"""A fast fake LLM server for the benchmarks: standard library only, precomputed answers.
+
+It speaks just enough HTTP/1.1 (keep-alive, Content-Length bodies) to serve ``POST /v1/chat/completions``
+(OpenAI) and ``POST /v1/messages`` (Anthropic) without parsing JSON, so its own cost stays out of the
+client's measurements (it runs in a separate process anyway). The script is stateless:
+
+* the model name ``fake-k<K>`` sets the number of tool steps K;
+* the step is the number of assistant messages already in the request (a bytes regex);
+* step i < K answers one tool call ``add(a=i, b=1)``; step K answers the text ``The answer is K.``
+
+Usage: ``python benchmarks/fake_server.py [--port 0] [--latency 0.05]``; it prints ``PORT <n>`` when ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+
+MODEL = re.compile(rb'"model":\s*"fake-k(\d+)"')
+ASSISTANT = re.compile(rb'"role":\s*"assistant"')
+
+
+def openai_answer(k: int, step: int) -> dict[str, object]:
+    if step < k:
+        call = {
+            "id": f"call_{step}",
+            "type": "function",
+            "function": {"name": "add", "arguments": f'{{"a": {step}, "b": 1}}'},
+        }
+        message: dict[str, object] = {"role": "assistant", "content": None, "tool_calls": [call]}
+        finish = "tool_calls"
+    else:
+        message, finish = {"role": "assistant", "content": f"The answer is {k}."}, "stop"
+    return {
+        "id": f"chatcmpl-{k}-{step}",
+        "object": "chat.completion",
+        "created": 1764400000,
+        "model": f"fake-k{k}",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {"prompt_tokens": 100 + 20 * step, "completion_tokens": 12, "total_tokens": 112 + 20 * step},
+    }
+
+
+def anthropic_answer(k: int, step: int) -> dict[str, object]:
+    if step < k:
+        content: list[dict[str, object]] = [
+            {"type": "tool_use", "id": f"toolu_{step}", "name": "add", "input": {"a": step, "b": 1}}
+        ]
+        stop = "tool_use"
+    else:
+        content, stop = [{"type": "text", "text": f"The answer is {k}."}], "end_turn"
+    return {
+        "id": f"msg_{k}_{step}",
+        "type": "message",
+        "role": "assistant",
+        "model": f"fake-k{k}",
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 100 + 20 * step, "output_tokens": 12},
+    }
+
+
+class Answers:
+    """Precomputed HTTP responses, built on first use per (path, K, step)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[bytes, int, int], bytes] = {}
+
+    def get(self, path: bytes, body: bytes) -> bytes:
+        found = MODEL.search(body)
+        k = int(found.group(1)) if found else 1
+        step = min(len(ASSISTANT.findall(body)), k)
+        key = (path, k, step)
+        if key not in self._cache:
+            if path.startswith(b"/v1/chat/completions"):
+                payload = json.dumps(openai_answer(k, step)).encode()
+            elif path.startswith(b"/v1/messages"):
+                payload = json.dumps(anthropic_answer(k, step)).encode()
+            else:
+                return _response(404, b'{"error": {"message": "unknown route"}}')
+            self._cache[key] = _response(200, payload)
+        return self._cache[key]
+
+
+def _response(status: int, payload: bytes) -> bytes:
+    reason = b"OK" if status == 200 else b"Not Found"
+    head = b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (
+        status,
+        reason,
+        len(payload),
+    )
+    return head + payload
+
+
+class Protocol(asyncio.Protocol):
+    def __init__(self, answers: Answers, latency: float) -> None:
+        self.answers = answers
+        self.latency = latency
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buffer[:end]
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            if len(self.buffer) < end + 4 + length:
+                return
+            body = self.buffer[end + 4 : end + 4 + length]
+            self.buffer = self.buffer[end + 4 + length :]
+            path = head.split(b" ", 2)[1]
+            answer = self.answers.get(path, body)
+            if self.latency:
+                asyncio.get_running_loop().call_later(self.latency, self._send, answer)
+            else:
+                self._send(answer)
+
+    def _send(self, answer: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(answer)
+
+
+async def main(port: int, latency: float) -> None:
+    answers = Answers()
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: Protocol(answers, latency), "127.0.0.1", port, backlog=1024)
+    print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer (non-blocking)")
+    options = parser.parse_args()
+    try:
+        asyncio.run(main(options.port, options.latency))
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,284 @@
+"""Responses API ``input`` / ``output`` items <-> neutral messages (the message half of ``openai_responses``).
+
+Consecutive model-side items (assistant ``message``, ``function_call``, ``reasoning``, hosted-tool items)
+form one neutral assistant message, consecutive ``function_call_output`` items one neutral ``tool``
+message. Per-part stash: a text part that opened an assistant ``message`` item keeps the item's own
+fields (``id``, ``status``...) under ``"item"`` and its number of content parts under ``"n"``, so the
+items come back exactly as they were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..errors import CannotExpress, FormatError
+from ..messages import Image, Message, Part, ProviderPart, Text, ToolCall, ToolResult
+from ._wire import (
+    EMPTY,
+    ERROR_PREFIX,
+    Json,
+    dump_arguments,
+    image_from_url,
+    leftover,
+    obj,
+    parse_arguments,
+    seq,
+    stash,
+    text,
+    unstash,
+    with_fields,
+)
+
+NAME = "openai-responses"
+
+_ROLES = {"system": "system", "developer": "system", "user": "user"}
+_CALL_KEYS = frozenset({"type", "call_id", "name", "arguments"})
+_OUTPUT_KEYS = frozenset({"type", "call_id", "output"})
+
+# --- messages (input items) -------------------------------------------------------------------------
+
+
+def messages_to_wire(messages: Iterable[Message]) -> list[Json]:
+    """The ``input`` item list."""
+    out: list[Json] = []
+    for message in messages:
+        items_to_wire(message, out, full=False)
+    return out
+
+
+def items_to_wire(message: Message, out: list[Json], *, full: bool) -> None:
+    """Append the items spelling ``message``; ``full`` writes output items as a response holds them."""
+    kept = unstash(message.extra, NAME)
+    if message.role in ("system", "user"):
+        out.append(_message_item(message, kept))
+        return
+    part_kept: Mapping[str, Any] = kept.get("parts", EMPTY) if kept else EMPTY
+    parts = message.parts
+    if message.role == "tool":
+        results = [p for p in parts if type(p) is ToolResult]
+        for i, result in enumerate(results):
+            wire: Json = {"type": "function_call_output", "call_id": result.call_id, "output": _output_to_wire(result)}
+            out.append(with_fields(wire, part_kept.get(str(i), EMPTY)))
+        if len(results) < len(parts):  # text sent next to results (Anthropic allows it): a user message
+            rest = tuple(p for p in parts if type(p) is not ToolResult)
+            out.append(_message_item(Message(role="user", parts=rest), EMPTY))
+        return
+    i = 0
+    while i < len(parts):
+        part, mine = parts[i], part_kept.get(str(i), EMPTY)
+        if type(part) is ToolCall:
+            out.append(_call_to_wire(part, mine, full))
+        elif type(part) is ProviderPart and "item" not in mine:
+            if part.format == NAME:  # reasoning and hosted-tool items
+                out.append(dict(part.data))
+        else:  # the text (or refusal) parts of one assistant message item
+            n = mine.get("n", 1)
+            if "item" not in mine:  # from another format: consecutive texts make one message item
+                mine = EMPTY
+                while i + n < len(parts) and type(parts[i + n]) is Text and not part_kept.get(str(i + n)):
+                    n += 1
+            out.append(_assistant_item(parts[i : i + n], part_kept, i, mine, full))
+            i += n
+            continue
+        i += 1
+
+
+def _message_item(message: Message, kept: Mapping[str, Any]) -> Json:
+    role = message.role
+    fields = kept.get("fields", EMPTY) if kept else EMPTY
+    parts = message.parts
+    shape = kept.get("shape") if kept else None
+    content: Any
+    if len(parts) == 1 and type(parts[0]) is Text and shape != "list":
+        content = parts[0].text
+    elif not parts and shape != "list":
+        content = ""
+    else:
+        kind = "input_text"
+        part_kept = kept.get("parts", EMPTY) if kept else EMPTY
+        content = [_content_to_wire(p, kind, part_kept.get(str(j))) for j, p in enumerate(parts)]
+    return {**fields, "role": fields.get("role", role), "content": content}
+
+
+def _content_to_wire(part: Part, text_kind: str, kept: Json | None) -> Json:
+    block: Json
+    if type(part) is Text:
+        block = {"type": text_kind, "text": part.text}
+    elif type(part) is Image:
+        url = part.url if part.data is None else f"data:{part.media_type};base64,{part.data}"
+        block = {"type": "input_image", "image_url": url}
+        if kept is None:
+            block["detail"] = "auto"
+    elif type(part) is ProviderPart and part.format == NAME:
+        block = dict(part.data)  # input_file, refusal...
+    else:
+        raise CannotExpress(f"a {part.kind} part cannot be message content in the Responses API")
+    return {**kept, **block} if kept else block
+
+
+def _assistant_item(
+    parts: Sequence[Part], part_kept: Mapping[str, Any], start: int, mine: Mapping[str, Any], full: bool
+) -> Json:
+    content = [
+        _content_to_wire(p, "output_text", part_kept.get(str(start + j), {}).get("block")) for j, p in enumerate(parts)
+    ]
+    if mine:
+        item = mine["item"]
+        if mine.get("str"):
+            return {**item, "role": "assistant", "content": parts[0].text}  # type: ignore[union-attr]  # a Text
+        return {**item, "role": "assistant", "content": content}
+    if not full:
+        if len(parts) == 1 and type(parts[0]) is Text:
+            return {"role": "assistant", "content": parts[0].text}
+        return {"role": "assistant", "content": content}
+    for block in content:
+        if block["type"] == "output_text":
+            block.setdefault("annotations", [])
+    return {"id": f"msg_{start}", "type": "message", "role": "assistant", "status": "completed", "content": content}
+
+
+def _call_to_wire(call: ToolCall, kept: Mapping[str, Any], full: bool) -> Json:
+    out: Json = {
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": dump_arguments(call.arguments, call.raw_arguments),
+    }
+    if full and not kept:
+        out = {"id": f"fc_{call.id}", **out, "status": "completed"}
+    return {**kept, **out} if kept else out
+
+
+def _output_to_wire(result: ToolResult) -> Any:
+    content = result.content
+    if isinstance(content, str):
+        return ERROR_PREFIX + content if result.is_error else content
+    blocks = [_content_to_wire(p, "input_text", None) for p in content]
+    if result.is_error:
+        blocks.insert(0, {"type": "input_text", "text": ERROR_PREFIX})
+    return blocks
+
+
+def messages_from_wire(items: object, path: str = "input") -> list[Message]:
+    reader = _Reader()
+    if isinstance(items, str):
+        return [Message(role="user", parts=(Text(text=items),), extra=stash(NAME, None, "input"))]
+    for i, raw in enumerate(seq(items, path)):
+        reader.item(obj(raw, f"{path}[{i}]"), f"{path}[{i}]")
+    reader.flush()
+    return reader.out
+
+
+class _Reader:
+    """Groups items into neutral messages: model-side items into one assistant message, outputs into one tool."""
+
+    def __init__(self) -> None:
+        self.out: list[Message] = []
+        self.role: str | None = None
+        self.parts: list[Part] = []
+        self.kept: dict[str, Json] = {}
+
+    def flush(self) -> None:
+        if self.role is not None:
+            extra = stash(NAME, None, None, self.kept)
+            self.out.append(Message(role=self.role, parts=tuple(self.parts), extra=extra))  # type: ignore[arg-type]
+        self.role, self.parts, self.kept = None, [], {}
+
+    def add(self, role: str, part: Part, kept: Json | None = None) -> None:
+        if self.role != role:
+            self.flush()
+            self.role = role
+        if kept:
+            self.kept[str(len(self.parts))] = kept
+        self.parts.append(part)
+
+    def item(self, item: Json, path: str) -> None:
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "function_call":
+            arguments = text(item.get("arguments"), f"{path}.arguments")
+            call = ToolCall(
+                id=text(item.get("call_id"), f"{path}.call_id"),
+                name=text(item.get("name"), f"{path}.name"),
+                arguments=parse_arguments(arguments),
+                raw_arguments=arguments,
+            )
+            self.add("assistant", call, leftover(item, _CALL_KEYS))
+        elif kind == "function_call_output":
+            result = ToolResult(
+                call_id=text(item.get("call_id"), f"{path}.call_id"), content=_output_from_wire(item, path)
+            )
+            self.add("tool", result, leftover(item, _OUTPUT_KEYS))
+        elif kind == "message" and item.get("role") == "assistant" and item.get("content"):
+            self._assistant(item, path)
+        elif kind == "message" and item.get("role") in _ROLES:
+            self.flush()
+            self.out.append(_message_from_wire(item, path))
+        elif kind == "message" and item.get("role") != "assistant":
+            raise FormatError(f"unknown role {item.get('role')!r}; expected system, developer, user or assistant", path)
+        else:  # reasoning, hosted-tool calls, mcp items, item references, anything newer
+            self.add("assistant", ProviderPart(format=NAME, data=item))
+
+    def _assistant(self, item: Json, path: str) -> None:
+        head: Json = {"item": leftover(item, frozenset({"role", "content"}))}
+        content = item["content"]
+        if isinstance(content, str):
+            self.add("assistant", Text(text=content), {**head, "str": True})
+            return
+        blocks = seq(content, f"{path}.content")
+        head["n"] = len(blocks)
+        for j, raw in enumerate(blocks):
+            block = obj(raw, f"{path}.content[{j}]")
+            part: Part = ProviderPart(format=NAME, data=block)
+            if block.get("type") == "output_text":
+                part = Text(text=text(block.get("text"), f"{path}.content[{j}].text"))
+            rest = leftover(block, frozenset({"type", "text"})) if type(part) is Text else {}
+            self.add("assistant", part, {**(head if j == 0 else {}), "block": rest} if j == 0 or rest else None)
+
+
+def _message_from_wire(item: Json, path: str) -> Message:
+    role = item["role"]
+    content = item.get("content")
+    fields = leftover(item, frozenset({"role", "content"}))
+    if role == "developer":
+        fields["role"] = "developer"
+    if isinstance(content, str):
+        parts: list[Part] = [Text(text=content)] if content else []
+        return Message(role=_ROLES[role], parts=tuple(parts), extra=stash(NAME, fields))  # type: ignore[arg-type]
+    parts, part_kept = _content_from_wire(content, f"{path}.content")
+    return Message(
+        role=_ROLES[role],  # type: ignore[arg-type]  # one of the neutral roles
+        parts=tuple(parts),
+        extra=stash(NAME, fields, "list", part_kept),
+    )
+
+
+def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str, Json]]:
+    parts: list[Part] = []
+    kept: dict[str, Json] = {}
+    for j, raw in enumerate(seq(content, path)):
+        block = obj(raw, f"{path}[{j}]")
+        kind = block.get("type")
+        if kind in ("input_text", "output_text"):
+            parts.append(Text(text=text(block.get("text"), f"{path}[{j}].text")))
+            rest = leftover(block, frozenset({"type", "text"}))
+        elif kind == "input_image" and isinstance(block.get("image_url"), str):
+            parts.append(image_from_url(block["image_url"]))
+            rest = leftover(block, frozenset({"type", "image_url"}))
+        else:
+            parts.append(ProviderPart(format=NAME, data=block))  # files, images by file_id
+            rest = {}
+        if rest or kind == "input_image":
+            kept[str(j)] = rest
+    return parts, kept
+
+
+def _output_from_wire(item: Json, path: str) -> str | tuple[Text | Image, ...]:
+    output = item.get("output")
+    if isinstance(output, str):
+        return output
+    parts, _ = _content_from_wire(output, f"{path}.output")
+    for j, part in enumerate(parts):
+        if type(part) is ProviderPart:
+            raise FormatError("an output's content parts must be text or images", f"{path}.output[{j}]")
+    return tuple(parts)  # type: ignore[arg-type]  # checked just above
