@@ -13,6 +13,7 @@ Install with ``pip install 'toolslip[local]'`` (builds llama.cpp from source the
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
 import threading
 from collections.abc import Mapping
@@ -75,8 +76,17 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> LoadedModel:
         template = ChatTemplate(
             source, bos_token=_token(llama, llama.token_bos()), eos_token=_token(llama, llama.token_eos())
         )
+        if not _loaded:
+            atexit.register(_close_all)
         _loaded[key] = loaded = LoadedModel(llama=llama, template=template, lock=threading.Lock())
         return loaded
+
+
+def _close_all() -> None:
+    """Free the models before interpreter teardown: llama-cpp-python's own finaliser fails that late."""
+    for loaded in _loaded.values():
+        loaded.llama.close()
+    _loaded.clear()
 
 
 def _token(llama: Llama, token_id: int) -> str:
