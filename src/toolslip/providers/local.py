@@ -106,7 +106,8 @@ class LocalModel:
     name: str = "local"
     n_ctx: int = 8192
     n_threads: int = 1
-    """One thread was faster than two on a 2-core machine (see benchmarks/local_model.py)."""
+    """Two threads were 1.5x faster on an idle 2-core machine and 2-8x slower on a busy one
+    (benchmarks/local_model.py), so one is the default."""
     temperature: float = 0.0
     seed: int = 0
     max_tokens: int = 512
