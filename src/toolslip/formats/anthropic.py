@@ -21,13 +21,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..messages import Message, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
-from ..server_tools import render as render_server_tools
 from ._anthropic_blocks import NAME as NAME  # re-exported: the format module's public names
 from ._anthropic_blocks import blocks_from_wire, blocks_to_wire
 from ._anthropic_blocks import messages_from_wire as messages_from_wire
 from ._anthropic_blocks import messages_to_wire as messages_to_wire
 from ._anthropic_blocks import system_to_wire as system_to_wire
-from ._wire import EMPTY, Json, leftover, obj, only_specs, seq, stash, stop_to_wire, text, unstash, with_fields
+from ._wire import (
+    EMPTY,
+    Json,
+    add_tools,
+    leftover,
+    obj,
+    only_specs,
+    seq,
+    split_tools,
+    stash,
+    stop_to_wire,
+    text,
+    unstash,
+    with_fields,
+)
 
 DEFAULT_MAX_TOKENS = 1024
 
@@ -79,28 +92,19 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Client tools as ToolSpecs; a server tool raises (``request_from_wire`` keeps those)."""
-    return only_specs(_split_tools(items, "tools"), "client")
+    return only_specs(split_tools(items, "tools", _spec_from_wire), "client")
 
 
-def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
-    specs: list[ToolSpec] = []
-    others: list[Json] = []
-    for i, raw in enumerate(seq(items, path)):
-        where = f"{path}[{i}]"
-        item = obj(raw, where)
-        if item.get("type", "custom") != "custom" or "input_schema" not in item:
-            others.append(item)  # server tools (web search, bash, text editor...) travel verbatim
-            continue
-        specs.append(
-            ToolSpec(
-                name=text(item.get("name"), f"{where}.name"),
-                description=text(item.get("description", ""), f"{where}.description"),
-                parameters=obj(item["input_schema"], f"{where}.input_schema"),
-                strict=item.get("strict"),
-                extra=stash(NAME, leftover(item, _TOOL_KEYS)),
-            )
-        )
-    return specs, others
+def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
+    if item.get("type", "custom") != "custom" or "input_schema" not in item:
+        return None  # server tools (web search, bash, text editor...)
+    return ToolSpec(
+        name=text(item.get("name"), f"{path}.name"),
+        description=text(item.get("description", ""), f"{path}.description"),
+        parameters=obj(item["input_schema"], f"{path}.input_schema"),
+        strict=item.get("strict"),
+        extra=stash(NAME, leftover(item, _TOOL_KEYS)),
+    )
 
 
 # --- requests ---------------------------------------------------------------------------------------
@@ -117,9 +121,7 @@ def request_to_wire(request: Request) -> Json:
     system = system_to_wire(request.messages)
     if system is not None:
         body["system"] = system
-    tools = [*tools_to_wire(request.tools), *render_server_tools(request.server_tools, NAME), *request.extra_tools]
-    if tools:
-        body["tools"] = tools
+    add_tools(body, tools_to_wire(request.tools), request, NAME)
     choice = _tool_choice_to_wire(settings.tool_choice, settings.parallel_tool_calls)
     if choice is not None:
         body["tool_choice"] = choice
@@ -162,7 +164,7 @@ def _tool_choice_from_wire(choice: object) -> tuple[ToolChoice | None, bool | No
 
 def request_from_wire(body: object) -> Request:
     data = obj(body, "body")
-    tools, extra_tools = _split_tools(data.get("tools") or [], "tools")
+    tools, extra_tools = split_tools(data.get("tools") or [], "tools", _spec_from_wire)
     extra = leftover(data, _BODY_KEYS)
     choice: ToolChoice | None = None
     parallel: bool | None = None

@@ -23,12 +23,26 @@ from collections.abc import Iterable, Sequence
 
 from ..errors import FormatError
 from ..messages import ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
-from ..server_tools import render as render_server_tools
 from ._chat_messages import NAME as NAME  # re-exported: the format module's public names
 from ._chat_messages import message_from_wire, message_to_wire
 from ._chat_messages import messages_from_wire as messages_from_wire
 from ._chat_messages import messages_to_wire as messages_to_wire
-from ._wire import EMPTY, Json, leftover, obj, only_specs, seq, stash, stop_to_wire, text, unstash, with_fields
+from ._wire import (
+    EMPTY,
+    Json,
+    add_tools,
+    choice_from_wire,
+    leftover,
+    obj,
+    only_specs,
+    seq,
+    split_tools,
+    stash,
+    stop_to_wire,
+    text,
+    unstash,
+    with_fields,
+)
 
 FINISH: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -73,30 +87,22 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Function tools as ToolSpecs; any other tool kind raises (``request_from_wire`` keeps those)."""
-    return only_specs(_split_tools(items, "tools"), "function")
+    return only_specs(split_tools(items, "tools", _spec_from_wire), "function")
 
 
-def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
-    specs: list[ToolSpec] = []
-    others: list[Json] = []
-    for i, raw in enumerate(seq(items, path)):
-        item = obj(raw, f"{path}[{i}]")
-        if item.get("type") != "function" or item.keys() != {"type", "function"}:
-            others.append(item)  # hosted or custom tools travel verbatim in Request.extra_tools
-            continue
-        where = f"{path}[{i}].function"
-        fn = obj(item["function"], where)
-        params = fn.get("parameters")
-        specs.append(
-            ToolSpec(
-                name=text(fn.get("name"), f"{where}.name"),
-                description=text(fn.get("description", ""), f"{where}.description"),
-                parameters=obj(params, f"{where}.parameters") if params is not None else {"type": "object"},
-                strict=fn.get("strict"),
-                extra=stash(NAME, leftover(fn, _FUNCTION_KEYS), "absent" if params is None else None),
-            )
-        )
-    return specs, others
+def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
+    if item.get("type") != "function" or item.keys() != {"type", "function"}:
+        return None  # hosted or custom tools
+    where = f"{path}.function"
+    fn = obj(item["function"], where)
+    params = fn.get("parameters")
+    return ToolSpec(
+        name=text(fn.get("name"), f"{where}.name"),
+        description=text(fn.get("description", ""), f"{where}.description"),
+        parameters=obj(params, f"{where}.parameters") if params is not None else {"type": "object"},
+        strict=fn.get("strict"),
+        extra=stash(NAME, leftover(fn, _FUNCTION_KEYS), "absent" if params is None else None),
+    )
 
 
 # --- requests ---------------------------------------------------------------------------------------
@@ -105,9 +111,7 @@ def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
 def request_to_wire(request: Request) -> Json:
     """The full JSON body of a ``POST /v1/chat/completions``."""
     body: Json = {"model": request.model, "messages": messages_to_wire(request.messages)}
-    tools = [*tools_to_wire(request.tools), *render_server_tools(request.server_tools, NAME), *request.extra_tools]
-    if tools:
-        body["tools"] = tools
+    add_tools(body, tools_to_wire(request.tools), request, NAME)
     settings = request.settings
     if settings.tool_choice is not None:
         choice = settings.tool_choice
@@ -131,11 +135,9 @@ def request_to_wire(request: Request) -> Json:
 
 def request_from_wire(body: object) -> Request:
     data = obj(body, "body")
-    tools, extra_tools = _split_tools(data.get("tools") or [], "tools")
+    tools, extra_tools = split_tools(data.get("tools") or [], "tools", _spec_from_wire)
     extra = leftover(data, _BODY_KEYS)
-    choice = _tool_choice_from_wire(data.get("tool_choice"))
-    if choice is None and data.get("tool_choice") is not None:
-        extra["tool_choice"] = data["tool_choice"]  # allowed_tools, custom... sent back verbatim
+    choice = choice_from_wire(data, extra, _tool_choice_from_wire)
     stop = data.get("stop")
     settings = Settings(
         max_tokens=data.get("max_tokens"),
