@@ -1,5 +1,5 @@
 """Helpers shared by the wire-format modules: type checks that name the bad field, SDK objects to dicts,
-tool-argument JSON, and the per-format stash kept in ``extra``.
+tool-argument JSON, tool lists and ``tool_choice``, and the per-format stash kept in ``extra``.
 
 The stash. A neutral object's ``extra`` maps a format name to what that format alone needs to give back
 the exact wire dict it read: ``{"openai-chat": {"fields": {...}, "shape": "list", "parts": {"2": {...}}}}``.

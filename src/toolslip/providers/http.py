@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
 from ..errors import ProviderError
+from ..formats import WireFormat
 from ..formats.sse import ServerSentEvent, SSEDecoder
 from ..messages import ModelResponse, Request
 from ..streaming import ResponseDone, StreamEvent
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     import aiohttp
     from yarl import URL
 
-__all__ = ["HttpModel", "HttpOptions", "HttpTransport", "WireFormat", "error_message", "retry_delay"]
+__all__ = ["HttpModel", "HttpOptions", "HttpTransport", "error_message", "retry_delay"]
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 INITIAL_DELAY = 0.5
@@ -279,14 +280,6 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "the request timed out"
     return str(exc) or type(exc).__name__
-
-
-class WireFormat(Protocol):
-    """The two functions of a wire-format module that a client transport needs."""
-
-    def request_to_wire(self, request: Request) -> dict[str, Any]: ...
-
-    def response_from_wire(self, data: Any) -> ModelResponse: ...
 
 
 class Accumulator(Protocol):
