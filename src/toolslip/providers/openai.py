@@ -10,10 +10,10 @@ The headers are the ones the official SDK sends (``Authorization: Bearer``, ``Co
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from typing import Unpack
 
 from ..formats import openai_chat, openai_chat_stream
-from .http import HttpModel
+from .http import HttpModel, HttpOptions
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel"]
 
@@ -28,39 +28,32 @@ class OpenAIChatModel(HttpModel):
     ``headers={"api-key": KEY}`` instead of ``api_key``.
     """
 
+    prefix = "openai"
+    label = "OpenAI"
+    default_base_url = DEFAULT_BASE_URL
+    path = "/chat/completions"
+    wire = openai_chat
+    stream_format = openai_chat_stream
+
     def __init__(
         self,
         model: str,
         *,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 600.0,
-        max_retries: int = 2,
         organization: str | None = None,
         project: str | None = None,
-        name: str | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
-        official = base_url.rstrip("/") == DEFAULT_BASE_URL
+        self.organization = organization
+        self.project = project
+        super().__init__(model, **options)
+
+    def service_headers(self, api_key: str | None, official: bool) -> dict[str, str]:
         own = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # Organization and project only mean something to OpenAI itself; the SDK reads the same variables.
-        organization = organization or (os.environ.get("OPENAI_ORG_ID") if official else None)
-        project = project or (os.environ.get("OPENAI_PROJECT_ID") if official else None)
+        organization = self.organization or (os.environ.get("OPENAI_ORG_ID") if official else None)
+        project = self.project or (os.environ.get("OPENAI_PROJECT_ID") if official else None)
         if organization:
             own["OpenAI-Organization"] = organization
         if project:
             own["OpenAI-Project"] = project
-        super().__init__(
-            model,
-            name=name or f"openai:{model}",
-            wire=openai_chat,
-            stream=openai_chat_stream,
-            path="/chat/completions",
-            service="OpenAI" if official else f"the OpenAI-compatible server at {base_url}",
-            base_url=base_url,
-            headers=own,
-            extra_headers=headers,
-            timeout=timeout,
-            max_retries=max_retries,
-            secret=api_key,
-        )
+        return own
