@@ -1,7 +1,11 @@
-"""OpenAI Chat Completions over plain HTTP: OpenAI itself, Azure OpenAI, and every compatible server.
+"""OpenAI over plain HTTP: Chat Completions and the Responses API, for OpenAI itself, Azure OpenAI, and
+every compatible server.
 
 vLLM, llama.cpp's server, Ollama, LM Studio and ``toolslip serve`` speak the same ``/chat/completions``
 protocol, so one transport serves them all; only the base URL and the credential header differ.
+:class:`OpenAIResponsesModel` is the same transport speaking ``/responses`` (OpenAI, Azure's v1 API,
+``toolslip serve`` and the servers that added it). It sends the whole conversation every time
+(stateless: no ``previous_response_id``), so it works the same against every one of them.
 The headers are the ones the official SDK sends (``Authorization: Bearer``, ``Content-Type`` and
 ``Accept: application/json``, ``OpenAI-Organization`` / ``OpenAI-Project`` when set); the SDK's
 ``X-Stainless-*`` telemetry headers are not sent.
@@ -11,22 +15,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import ClassVar
 
-from ..formats import openai_chat, openai_chat_stream
-from .http import HttpModel
+from ..formats import openai_chat, openai_chat_stream, openai_responses, openai_responses_stream
+from .http import HttpModel, StreamFormat, WireFormat
 
-__all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel"]
+__all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel", "OpenAIResponsesModel"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIChatModel(HttpModel):
-    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/chat/completions``.
+class _OpenAIModel(HttpModel):
+    """What both OpenAI APIs share: the credential and organisation headers; a subclass names its API.
 
     ``api_key`` is sent as ``Authorization: Bearer``; leave it ``None`` for local servers that need no
     key. For Azure OpenAI use ``base_url="https://RESOURCE.openai.azure.com/openai/v1"`` and
     ``headers={"api-key": KEY}`` instead of ``api_key``.
     """
+
+    WIRE: ClassVar[WireFormat]
+    STREAM: ClassVar[StreamFormat]
+    PATH: ClassVar[str]
+    PREFIX: ClassVar[str]  # of the default name, as in model strings
 
     def __init__(
         self,
@@ -52,10 +62,10 @@ class OpenAIChatModel(HttpModel):
             own["OpenAI-Project"] = project
         super().__init__(
             model,
-            name=name or f"openai:{model}",
-            wire=openai_chat,
-            stream=openai_chat_stream,
-            path="/chat/completions",
+            name=name or f"{self.PREFIX}:{model}",
+            wire=self.WIRE,
+            stream=self.STREAM,
+            path=self.PATH,
             service="OpenAI" if official else f"the OpenAI-compatible server at {base_url}",
             base_url=base_url,
             headers=own,
@@ -64,3 +74,21 @@ class OpenAIChatModel(HttpModel):
             max_retries=max_retries,
             secret=api_key,
         )
+
+
+class OpenAIChatModel(_OpenAIModel):
+    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/chat/completions``."""
+
+    WIRE: ClassVar[WireFormat] = openai_chat
+    STREAM: ClassVar[StreamFormat] = openai_chat_stream
+    PATH = "/chat/completions"
+    PREFIX = "openai"
+
+
+class OpenAIResponsesModel(_OpenAIModel):
+    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/responses`` (the Responses API)."""
+
+    WIRE: ClassVar[WireFormat] = openai_responses
+    STREAM: ClassVar[StreamFormat] = openai_responses_stream
+    PATH = "/responses"
+    PREFIX = "openai-responses"
