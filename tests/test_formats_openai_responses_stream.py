@@ -208,7 +208,13 @@ def test_a_failed_response_reads_as_the_non_streaming_one() -> None:
 
 def test_an_error_event_is_a_retryable_provider_error_with_its_message() -> None:
     raw, _ = recorded("openai_responses_text")
-    error = {"type": "error", "sequence_number": 5, "code": "server_error", "message": "The model crashed", "param": None}
+    error = {
+        "type": "error",
+        "sequence_number": 5,
+        "code": "server_error",
+        "message": "The model crashed",
+        "param": None,
+    }
     cut = raw.index(b"event: response.output_item.done")
     with pytest.raises(ProviderError, match=r"reported an error: The model crashed \(server_error\)") as info:
         run([raw[:cut], encode(json.dumps(error), "error")])
