@@ -1,7 +1,11 @@
-"""OpenAI Chat Completions over plain HTTP: OpenAI itself, Azure OpenAI, and every compatible server.
+"""OpenAI over plain HTTP: Chat Completions and the Responses API, for OpenAI itself, Azure OpenAI, and
+every compatible server.
 
 vLLM, llama.cpp's server, Ollama, LM Studio and ``toolslip serve`` speak the same ``/chat/completions``
 protocol, so one transport serves them all; only the base URL and the credential header differ.
+:class:`OpenAIResponsesModel` is the same transport speaking ``/responses`` (OpenAI, Azure's v1 API,
+``toolslip serve`` and the servers that added it). It sends the whole conversation every time
+(stateless: no ``previous_response_id``), so it works the same against every one of them.
 The headers are the ones the official SDK sends (``Authorization: Bearer``, ``Content-Type`` and
 ``Accept: application/json``, ``OpenAI-Organization`` / ``OpenAI-Project`` when set); the SDK's
 ``X-Stainless-*`` telemetry headers are not sent.
@@ -12,28 +16,24 @@ from __future__ import annotations
 import os
 from typing import Unpack
 
-from ..formats import openai_chat, openai_chat_stream
+from ..formats import openai_chat, openai_chat_stream, openai_responses, openai_responses_stream
 from .http import HttpModel, HttpOptions
 
-__all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel"]
+__all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel", "OpenAIResponsesModel"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIChatModel(HttpModel):
-    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/chat/completions``.
+class _OpenAIModel(HttpModel):
+    """What both OpenAI APIs share: the credential and organisation headers; a subclass names its API.
 
     ``api_key`` is sent as ``Authorization: Bearer``; leave it ``None`` for local servers that need no
     key. For Azure OpenAI use ``base_url="https://RESOURCE.openai.azure.com/openai/v1"`` and
     ``headers={"api-key": KEY}`` instead of ``api_key``.
     """
 
-    prefix = "openai"
     label = "OpenAI"
     default_base_url = DEFAULT_BASE_URL
-    path = "/chat/completions"
-    wire = openai_chat
-    stream_format = openai_chat_stream
 
     def __init__(
         self,
@@ -57,3 +57,21 @@ class OpenAIChatModel(HttpModel):
         if project:
             own["OpenAI-Project"] = project
         return own
+
+
+class OpenAIChatModel(_OpenAIModel):
+    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/chat/completions``."""
+
+    prefix = "openai"
+    path = "/chat/completions"
+    wire = openai_chat
+    stream_format = openai_chat_stream
+
+
+class OpenAIResponsesModel(_OpenAIModel):
+    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/responses`` (the Responses API)."""
+
+    prefix = "openai-responses"
+    path = "/responses"
+    wire = openai_responses
+    stream_format = openai_responses_stream
