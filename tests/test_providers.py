@@ -14,7 +14,7 @@ from toolslip import ConfigError, Message, ProviderError, Request
 from toolslip.providers import default_model, register_provider, resolve_model
 from toolslip.providers.anthropic import AnthropicModel
 from toolslip.providers.http import HttpTransport, error_message, retry_delay
-from toolslip.providers.openai import OpenAIChatModel
+from toolslip.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from toolslip.providers.scripted import ScriptedDemo
 from toolslip.testing import FunctionModel, reply
 
@@ -69,6 +69,22 @@ def test_compatible_servers_need_a_base_url_but_no_key(monkeypatch: pytest.Monke
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1/")
     via_env = resolve_model("openai-compatible:qwen")
     assert isinstance(via_env, OpenAIChatModel) and via_env.base_url == "http://127.0.0.1:8000/v1"
+
+
+def test_openai_responses_string_is_the_responses_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set"):
+        resolve_model("openai-responses:gpt-5-mini")
+    with pytest.raises(ConfigError, match="needs a model name after the colon, e.g. openai-responses:gpt-4o-mini"):
+        resolve_model("openai-responses")
+    local = resolve_model("openai-responses:qwen3@http://127.0.0.1:8000/v1")
+    assert isinstance(local, OpenAIResponsesModel) and not isinstance(local, OpenAIChatModel)
+    assert (local.name, local.model, local.base_url) == (
+        "openai-responses:qwen3",
+        "qwen3",
+        "http://127.0.0.1:8000/v1",
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    assert resolve_model("openai-responses:gpt-5-mini").base_url == "https://api.openai.com/v1"
 
 
 def test_at_sign_without_a_url_stays_part_of_the_model_name(monkeypatch: pytest.MonkeyPatch) -> None:

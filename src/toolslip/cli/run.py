@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("items", nargs="+", metavar="[TOOLS.py] QUESTION", help="a tools file (optional), then the question")
     p.add_argument(
-        "--model", help="local, local:qwen2.5-coder-1.5b, openai:gpt-4o-mini, anthropic:claude-sonnet-4-5..."
+        "--model", help="local, local:qwen2.5-coder-1.5b, openai:gpt-4o-mini, anthropic:claude-sonnet-4-6..."
     )
     p.add_argument("--max-steps", type=int, default=8, help="hard limit on model calls (default 8)")
     p.add_argument("--system", help="a system prompt")
