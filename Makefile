@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := dev,ray,report
+EXTRAS := dev,ray,report,local
 QUESTION ?= What's the weather in Beijing?
 
 .PHONY: venv system-deps run test check clean

@@ -87,6 +87,12 @@ def _close_all() -> None:
     for loaded in _loaded.values():
         loaded.llama.close()
     _loaded.clear()
+    # llama-cpp-python opens two /dev/null files at import and never closes them, so every process that
+    # used the model printed ResourceWarnings at exit; with the models freed nothing writes to them again.
+    from llama_cpp import _utils
+
+    for null in (_utils.outnull_file, _utils.errnull_file):
+        null.close()
 
 
 def _token(llama: Llama, token_id: int) -> str:
