@@ -5,8 +5,9 @@ Small models (and sometimes large ones) call the same tool with the same argumen
 after the result is already in front of them; the 0.5B embedded model did so in every run without
 this guard (0/8 answers) and answered in every run with it. So within one run, a call whose tool and
 canonical arguments (validated, defaults filled in, keys sorted) equal an earlier successful call is
-not executed again: the model gets the earlier result with a note saying so. After ``max_repeats``
-such repeats the next model call is sent with ``tool_choice="none"`` and a line asking for the answer.
+not executed again: the model gets the earlier result with a note saying so. ``max_repeats`` such
+repeats are tolerated; the one after that makes the next model call go out with ``tool_choice="none"``
+and a line asking for the answer (the 0.5B model answered better when given one repeat of slack).
 
 Failed calls are not remembered: the same call may succeed once the cause is fixed. Tools whose
 output changes between identical calls (polling a job, reading a clock) belong in ``exempt``.
@@ -52,7 +53,7 @@ class _State:
 
 @dataclass(kw_only=True, eq=False)
 class RepeatGuard(Hook):
-    """Answer an identical repeated call with the earlier result; force an answer after ``max_repeats``."""
+    """Answer an identical repeated call with the earlier result; force an answer once repeats exceed ``max_repeats``."""
 
     max_repeats: int = 1
     """Repeats allowed before the next step is forced to answer (0: force on the first repeat)."""
