@@ -53,7 +53,7 @@ class _State:
 
 @dataclass(kw_only=True, eq=False)
 class RepeatGuard(Hook):
-    """Answer an identical repeated call with the earlier result; force an answer once repeats exceed ``max_repeats``."""
+    """Answer a repeated identical call with the earlier result; force an answer once repeats exceed max_repeats."""
 
     max_repeats: int = 1
     """Repeats allowed before the next step is forced to answer (0: force on the first repeat)."""
