@@ -10,6 +10,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..journal import SqliteStore, default_journal_path
 from . import EXIT_OK
+from .argtypes import at_least
 
 __all__ = ["register"]
 
@@ -17,7 +18,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("runs", help="list the runs in the journal, newest first")
     parser.add_argument("--journal", metavar="PATH", help=f"the run journal (default {default_journal_path()})")
-    parser.add_argument("--limit", type=int, default=20, help="how many runs to show (default 20)")
+    parser.add_argument("--limit", type=at_least(1), default=20, help="how many runs to show (default 20)")
     parser.set_defaults(handler=handle)
 
 
