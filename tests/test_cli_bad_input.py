@@ -108,3 +108,15 @@ def test_check_reads_tool_calls_that_are_not_objects(tmp_path, capsys):
     assert "toolslip check: messages[1].tool_calls[0]: expected a tool call object, got int 5." in err
     problems = check({"messages": [{"role": "assistant", "tool_calls": "x"}]}).problems
     assert ("messages[0].tool_calls", "not_an_object") in [(p.path, p.code) for p in problems]
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        ([str(EXAMPLES / "expenses.py")], f"no question: {EXAMPLES / 'expenses.py'} looks like the tools file"),
+        ([str(EXAMPLES / "expenses.py"), "  "], "the question is empty; give the question after the tools file"),
+    ],
+)
+def test_run_without_a_question_says_so(capsys, items, message):
+    err = _error(capsys, ["run", *items, "--model", "scripted:expenses", "--no-journal"])
+    assert err.startswith(f"toolslip run: {message}")
