@@ -120,3 +120,11 @@ def test_check_reads_tool_calls_that_are_not_objects(tmp_path, capsys):
 def test_run_without_a_question_says_so(capsys, items, message):
     err = _error(capsys, ["run", *items, "--model", "scripted:expenses", "--no-journal"])
     assert err.startswith(f"toolslip run: {message}")
+
+
+@pytest.mark.parametrize("command", [["runs"], ["show", "r1"], ["resume", "r1"]])
+def test_a_journal_path_that_is_a_directory_is_named(tmp_path, capsys, command):
+    err = _error(capsys, [*command, "--journal", str(tmp_path)])
+    assert err.endswith(
+        f"cannot open the run journal {str(tmp_path)!r}: it is a directory; give a file such as {tmp_path}/runs.sqlite"
+    )

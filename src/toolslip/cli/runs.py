@@ -38,6 +38,6 @@ def handle(args: argparse.Namespace) -> int:
 def open_store(path: str | None) -> SqliteStore:
     """The journal at ``path`` (default location otherwise); a missing file is an error, not a new journal."""
     file = Path(path) if path else default_journal_path()
-    if not file.is_file():
+    if not file.is_file() and not file.is_dir():
         raise ConfigError(f"no run journal at {str(file)!r}; runs are recorded there by `toolslip run`")
     return SqliteStore(file)
