@@ -128,3 +128,10 @@ def test_a_journal_path_that_is_a_directory_is_named(tmp_path, capsys, command):
     assert err.endswith(
         f"cannot open the run journal {str(tmp_path)!r}: it is a directory; give a file such as {tmp_path}/runs.sqlite"
     )
+
+
+def test_convert_that_cannot_guess_names_the_command_line_option(tmp_path, capsys):
+    body = tmp_path / "body.json"
+    body.write_text('{"a": 1}')
+    err = _error(capsys, ["convert", str(body), "--from", "openai-chat", "--to", "anthropic"])
+    assert err.endswith("pass what=... (--what on the command line)")
