@@ -6,6 +6,7 @@ option quietly ignored).
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -135,3 +136,15 @@ def test_convert_that_cannot_guess_names_the_command_line_option(tmp_path, capsy
     body.write_text('{"a": 1}')
     err = _error(capsys, ["convert", str(body), "--from", "openai-chat", "--to", "anthropic"])
     assert err.endswith("pass what=... (--what on the command line)")
+
+
+@pytest.mark.parametrize("command", ["check", "convert"])
+def test_empty_input_is_called_empty(tmp_path, capsys, monkeypatch, command):
+    empty = tmp_path / "empty.json"
+    empty.write_text("\n")
+    options = ["--from", "openai-chat", "--to", "anthropic"] if command == "convert" else []
+    assert (
+        _error(capsys, [command, str(empty), *options]) == f"toolslip {command}: {empty} is empty; give a JSON document"
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert _error(capsys, [command, "-", *options]) == f"toolslip {command}: stdin is empty; give a JSON document"
