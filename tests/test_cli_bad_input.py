@@ -148,3 +148,30 @@ def test_empty_input_is_called_empty(tmp_path, capsys, monkeypatch, command):
     )
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert _error(capsys, [command, "-", *options]) == f"toolslip {command}: stdin is empty; give a JSON document"
+
+
+@pytest.mark.parametrize(
+    ("body", "fmt"),
+    [
+        (
+            {"messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": "r"}]},
+            None,
+        ),
+        (
+            {
+                "max_tokens": 100,
+                "messages": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "tool", "tool_call_id": "x", "content": "r"},
+                ],
+            },
+            "anthropic",
+        ),
+    ],
+)
+def test_check_fix_repairs_a_body_without_model(body, fmt):
+    report = check(body, fmt, fix=True)
+    assert report.changes, report.problems
+    assert isinstance(report.fixed, dict)
+    assert "model" not in report.fixed  # the rest of the body is left as given
+    assert check(report.fixed, report.format).ok

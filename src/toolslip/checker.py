@@ -304,8 +304,17 @@ def _repair(data: object, fmt: str, problems: Sequence[Problem]) -> tuple[object
     wire = get_format(fmt)
     try:
         if isinstance(data, dict):
-            request = wire.request_from_wire(data)
-            fixed: object = wire.request_to_wire(request.with_messages(repair_messages(request.messages)))
+            # Only the transcript is rewritten: the rest of the body (even without "model") stays as given.
+            key = _ITEMS_KEY.get(fmt, "messages")
+            items = data.get(key)
+            fixed: object = (
+                data
+                if not isinstance(items, list)
+                else {
+                    **data,
+                    key: wire.messages_to_wire(repair_messages(wire.messages_from_wire(items))),
+                }
+            )
         else:
             fixed = wire.messages_to_wire(repair_messages(wire.messages_from_wire(data)))
     except FormatError as exc:
