@@ -73,6 +73,7 @@ def test_a_file_the_command_cannot_write_is_one_sentence(tmp_path, capsys):
         (["resume", "r1", "--max-steps", "0"], "argument --max-steps: must be at least 1, got 0"),
         (["mcp-serve", "t.py", "--http", "--port", "70000"], "argument --port: must be between 0 and 65535, got 70000"),
         (["mcp-serve", "t.py", "--http", "--port", "x"], "argument --port: expected a whole number, got 'x'"),
+        (["mcp-serve", "t.py", "--http", "--port", "-1"], "argument --port: must be between 0 and 65535, got -1"),
     ],
 )
 def test_numbers_out_of_range_are_usage_errors(capsys, argv, message):
