@@ -3,7 +3,7 @@
 The server is ``toolslip serve --model scripted:expenses`` in a separate process, so only the client's
 work is measured (``time.process_time`` of this process): building the request, HTTP, and either one JSON
 parse or the SSE decoder plus the stream accumulator and the loop's delta events. Each run is the seed's
-expenses conversation (5 model calls, 4 tool calls). Rounds interleave the four paths; medians are quoted.
+expenses conversation (5 model calls, 4 tool calls). Rounds interleave the six paths; medians are quoted.
 
     python benchmarks/streaming.py [--runs 20] [--rounds 7]
 """
@@ -25,7 +25,7 @@ from toolslip.cli.files import load_tools_file
 from toolslip.events import Event
 from toolslip.model import Model
 from toolslip.providers.anthropic import AnthropicModel
-from toolslip.providers.openai import OpenAIChatModel
+from toolslip.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 
 ROOT = Path(__file__).parents[1]
 QUESTION = "I spent 320 USD and 15000 JPY on a trip. How much is that in CNY, and per person for 4?"
@@ -64,6 +64,7 @@ async def main(runs: int, rounds: int) -> None:
     try:
         models: dict[str, Callable[[], Model]] = {
             "openai-chat": lambda: OpenAIChatModel("gpt-4o-mini", base_url=f"{base}/v1", max_retries=0),
+            "openai-resp": lambda: OpenAIResponsesModel("gpt-4o-mini", base_url=f"{base}/v1", max_retries=0),
             "anthropic": lambda: AnthropicModel("claude", base_url=base, max_retries=0),
         }
         samples: dict[tuple[str, bool], list[float]] = {(n, s): [] for n in models for s in (False, True)}

@@ -18,6 +18,7 @@ from toolslip.cli.durable import add_run_options, hooks_from_args
 from toolslip.cli.files import load_tools_file
 from toolslip.dedup import Dedup
 from toolslip.journal import Journal
+from toolslip.repeats import RepeatGuard
 from toolslip.serial import SerialSideEffects
 
 TOOLSLIP = str(Path(sys.executable).with_name("toolslip"))
@@ -126,9 +127,11 @@ def test_run_options_build_the_hooks_in_order(tmp_path: Path) -> None:
     parser.add_argument("--model")
     add_run_options(parser)
     args = parser.parse_args(["--journal", str(tmp_path / "j.sqlite"), "--approve", "no", "--serial", "--model", "m"])
-    replayer, dedup, approval, serial, recorder = hooks_from_args(args)
+    replayer, dedup, approval, serial, repeats, recorder = hooks_from_args(args)
     assert isinstance(dedup, Dedup) and isinstance(approval, Approval) and isinstance(serial, SerialSideEffects)
+    assert isinstance(repeats, RepeatGuard) and repeats.max_repeats == 1
     assert type(replayer).__name__ == "_Replayer" and type(recorder).__name__ == "_Recorder"
     assert recorder.journal.meta["model"] == "m"  # type: ignore[attr-defined]
     no_journal = hooks_from_args(parser.parse_args(["--no-journal"]))
-    assert [type(h) for h in no_journal] == [Dedup, Approval]
+    assert [type(h) for h in no_journal] == [Dedup, Approval, RepeatGuard]
+    assert hooks_from_args(parser.parse_args(["--no-journal", "--max-repeats", "3"]))[-1].max_repeats == 3  # type: ignore[attr-defined]

@@ -1,6 +1,7 @@
 """The seed's expenses task end to end over loopback HTTP: ``toolslip serve`` with the stateless scripted
-expenses model, driven by the official SDKs (the hand-written loop of the seed) and by toolslip's own
-transports through the Agent. 320 USD + 15000 JPY = 3002.6 CNY, 750.65 CNY each; 4 tool calls, 5 requests.
+expenses model, driven by the official SDKs (the hand-written loop of the seed, over Chat Completions,
+the Responses API and Anthropic Messages) and by toolslip's own transports through the Agent.
+320 USD + 15000 JPY = 3002.6 CNY, 750.65 CNY each; 4 tool calls, 5 requests.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from toolslip.cli.files import load_tools_file
 from toolslip.model import Model
 from toolslip.providers import resolve_model
 from toolslip.providers.anthropic import AnthropicModel
-from toolslip.providers.openai import OpenAIChatModel
+from toolslip.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from toolslip.providers.scripted import ScriptedDemo
 from toolslip.server import serve
 
@@ -116,19 +117,70 @@ async def test_anthropic_sdk_runs_the_seed_loop_by_hand(server: tuple[str, Count
     assert served.requests == 5
 
 
+RESPONSES_TOOLS: Any = [
+    {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": False}
+    for t in TOOLS
+]
+
+
+async def responses_turn(client: openai.AsyncOpenAI, items: list[Any], how: str) -> Any:
+    """One ``POST /v1/responses``: plain, ``stream=True`` read event by event, or the SDK's stream helper."""
+    kwargs: Any = {"model": "gpt-4o-mini", "instructions": SYSTEM, "input": items, "tools": RESPONSES_TOOLS}
+    if how == "create":
+        return await client.responses.create(**kwargs)
+    if how == "helper":
+        async with client.responses.stream(**kwargs) as helper:
+            return await helper.get_final_response()
+    stream = await client.responses.create(**kwargs, stream=True)
+    text, numbers, final = "", [], None
+    async for event in stream:
+        numbers.append(event.sequence_number)
+        if event.type == "response.output_text.delta":
+            text += event.delta
+        elif event.type == "response.completed":
+            final = event.response
+    assert final is not None and numbers == list(range(len(numbers)))
+    assert text == final.output_text  # the deltas add up to the final text
+    return final
+
+
+@pytest.mark.parametrize("how", ["create", "stream", "helper"])
+async def test_openai_sdk_runs_the_seed_loop_over_the_responses_api(server: tuple[str, Counted], how: str) -> None:
+    url, served = server
+    client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="not-needed", max_retries=0)
+    items: list[Any] = [{"role": "user", "content": QUESTION}]
+    results, answer = [], None
+    for _ in range(8):
+        reply = await responses_turn(client, items, how)
+        items += reply.output  # the function_call items go back as they came, before their outputs
+        calls = [item for item in reply.output if item.type == "function_call"]
+        if not calls:
+            answer = reply.output_text
+            break
+        for call in calls:
+            output = await run_tool(call.name, json.loads(call.arguments))
+            results.append(output)
+            items.append({"type": "function_call_output", "call_id": call.call_id, "output": output})
+    await client.close()
+    assert results == EXPECTED_RESULTS
+    assert answer is not None and "3002.6 CNY in total" in answer and "750.65 CNY each" in answer
+    assert served.requests == 5
+
+
 def tool_outputs(messages: list[Any]) -> list[str]:
     return [r.text for m in messages for r in m.tool_results]
 
 
-@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.parametrize("protocol", ["openai", "openai-responses", "anthropic"])
 async def test_toolslip_transports_run_the_task_through_the_agent(server: tuple[str, Counted], protocol: str) -> None:
     url, served = server
     model = (
-        resolve_model(f"openai:gpt-4o-mini@{url}/v1")
-        if protocol == "openai"
-        else AnthropicModel("scripted-expenses", base_url=url, api_key="sk-ant-local")
+        AnthropicModel("scripted-expenses", base_url=url, api_key="sk-ant-local")
+        if protocol == "anthropic"
+        else resolve_model(f"{protocol}:gpt-4o-mini@{url}/v1")
     )
-    assert isinstance(model, OpenAIChatModel | AnthropicModel)
+    assert isinstance(model, OpenAIChatModel | OpenAIResponsesModel | AnthropicModel)
+    assert model.name == f"{protocol}:{model.model}" or protocol == "anthropic"
     result = await Agent(model=model, tools=TOOLS, system=SYSTEM).arun(QUESTION)
     await model.aclose()
     assert result.ok and (result.steps, result.tool_calls) == (5, 4)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import anthropic.types
 import pytest
 
+from _golden import golden
 from toolslip.errors import FormatError
 from toolslip.formats import anthropic as fmt
 from toolslip.messages import (
@@ -26,12 +26,9 @@ from toolslip.messages import (
     UseTool,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"
-
 
 def load(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
-    return data
+    return golden("anthropic", name)
 
 
 def test_weather_tool_use_carries_an_object() -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from openai.types.chat import ChatCompletion
 
+from _golden import golden
 from toolslip.errors import FormatError
 from toolslip.formats import openai_chat as fmt
 from toolslip.messages import (
@@ -25,12 +24,9 @@ from toolslip.messages import (
     UseTool,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "openai_chat"
-
 
 def load(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
-    return data
+    return golden("openai_chat", name)
 
 
 def test_weather_call_is_parsed_from_its_json_string() -> None:

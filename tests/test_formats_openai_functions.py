@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from openai.types.chat import ChatCompletion
 
+from _golden import golden
 from toolslip.errors import CannotExpress, FormatError
 from toolslip.formats import openai_functions as fmt
 from toolslip.messages import Message, ModelResponse, Request, Settings, ToolCall, ToolResult, ToolSpec, UseTool
 
-FIXTURES = Path(__file__).parent / "fixtures" / "openai_functions"
 PARALLEL = (
     Message.user("Weather in Paris and Rome?"),
     Message.assistant(
@@ -24,8 +22,7 @@ PARALLEL = (
 
 
 def load(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
-    return data
+    return golden("openai_functions", name)
 
 
 def test_calls_get_deterministic_ids_and_results_pair_by_name() -> None:

@@ -16,7 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolslip.errors import ProviderError
-from toolslip.formats import anthropic, anthropic_stream, openai_chat, openai_chat_stream
+from toolslip.formats import (
+    anthropic,
+    anthropic_stream,
+    openai_chat,
+    openai_chat_stream,
+    openai_responses,
+    openai_responses_stream,
+)
 from toolslip.formats.sse import SSEDecoder, encode
 from toolslip.messages import Message, ModelResponse, ProviderPart, Text, ToolCall, Usage
 from toolslip.streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk
@@ -35,6 +42,8 @@ class Accumulator(Protocol):
 def formats(name: str) -> tuple[Any, Any]:
     if name.startswith("openai_chat"):
         return openai_chat, openai_chat_stream
+    if name.startswith("openai_responses"):
+        return openai_responses, openai_responses_stream
     return anthropic, anthropic_stream
 
 
@@ -51,13 +60,13 @@ def recorded(name: str) -> tuple[bytes, ModelResponse]:
 
 
 def same(a: ModelResponse, b: ModelResponse) -> None:
-    """Equal; for Anthropic also the per-block wire fields kept for round trips (which ``==`` leaves out).
+    """Equal; for Anthropic and Responses also the per-block wire fields kept for round trips (which ``==`` leaves out).
 
     OpenAI's non-streaming message has fields its deltas never carry (``annotations: []``), so there only
     the neutral content is compared.
     """
     assert a == b
-    if anthropic.NAME in b.message.extra:
+    if anthropic.NAME in b.message.extra or openai_responses.NAME in b.message.extra:
         assert a.message.extra == b.message.extra
 
 
@@ -124,6 +133,8 @@ TRUNCATIONS = [
     ("openai_chat_parallel", b'finish_reason":"tool_calls', "ended before finish_reason"),
     ("openai_chat_text", b'finish_reason":"stop', "ended before finish_reason"),
     ("anthropic_tool_use", b"event: message_stop", "ended before message_stop"),
+    ("openai_responses_calls", b"event: response.completed", "ended before response.completed"),
+    ("openai_responses_text", b"event: response.output_item.done", "ended before response.completed"),
     ("anthropic_thinking", b'event: content_block_stop\ndata: {"type": "content_block_stop", "index": 2', "ended"),
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -13,7 +14,7 @@ from toolslip import ConfigError, Message, ProviderError, Request
 from toolslip.providers import default_model, register_provider, resolve_model
 from toolslip.providers.anthropic import AnthropicModel
 from toolslip.providers.http import HttpTransport, error_message, retry_delay
-from toolslip.providers.openai import OpenAIChatModel
+from toolslip.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from toolslip.providers.scripted import ScriptedDemo
 from toolslip.testing import FunctionModel, reply
 
@@ -70,6 +71,22 @@ def test_compatible_servers_need_a_base_url_but_no_key(monkeypatch: pytest.Monke
     assert isinstance(via_env, OpenAIChatModel) and via_env.base_url == "http://127.0.0.1:8000/v1"
 
 
+def test_openai_responses_string_is_the_responses_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set"):
+        resolve_model("openai-responses:gpt-5-mini")
+    with pytest.raises(ConfigError, match="needs a model name after the colon, e.g. openai-responses:gpt-4o-mini"):
+        resolve_model("openai-responses")
+    local = resolve_model("openai-responses:qwen3@http://127.0.0.1:8000/v1")
+    assert isinstance(local, OpenAIResponsesModel) and not isinstance(local, OpenAIChatModel)
+    assert (local.name, local.model, local.base_url) == (
+        "openai-responses:qwen3",
+        "qwen3",
+        "http://127.0.0.1:8000/v1",
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    assert resolve_model("openai-responses:gpt-5-mini").base_url == "https://api.openai.com/v1"
+
+
 def test_at_sign_without_a_url_stays_part_of_the_model_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     model = resolve_model("anthropic:claude-3-5-sonnet@20240620")
@@ -101,8 +118,15 @@ def test_unknown_provider_and_missing_model_name() -> None:
         resolve_model("anthropic")
 
 
-def test_local_is_a_clear_error_until_a_provider_is_registered() -> None:
-    with pytest.raises(ConfigError, match="local model is not installed"):
+def _without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make this environment look like one without the ``local`` extra (llama-cpp-python)."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+
+
+def test_local_is_a_clear_error_until_a_provider_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_llama_cpp(monkeypatch)
+    with pytest.raises(ConfigError, match=r"local model needs llama-cpp-python.*pip install 'toolslip\[local\]'"):
         resolve_model("local")
     seen: list[tuple[str, dict[str, Any]]] = []
 
@@ -130,6 +154,7 @@ def test_scripted_strings() -> None:
 
 
 def test_default_model_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_llama_cpp(monkeypatch)
     model, reason = default_model()
     assert model.name == "scripted" and "SCRIPTED" in reason
     monkeypatch.setenv("ANTHROPIC_API_KEY", "a-key")

@@ -1,4 +1,4 @@
-"""``toolslip serve`` streams in both protocols: the official SDKs' streaming helpers are the clients.
+"""``toolslip serve`` streams in every protocol: the official SDKs' streaming helpers are the clients.
 
 Each streamed answer is compared with the non-streamed answer to the same request, over loopback.
 """
@@ -20,7 +20,7 @@ from toolslip.formats import anthropic as anthropic_format
 from toolslip.formats import openai_chat
 from toolslip.messages import Request
 from toolslip.providers.anthropic import AnthropicModel
-from toolslip.providers.openai import OpenAIChatModel
+from toolslip.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 from toolslip.providers.scripted import ScriptedDemo
 from toolslip.server import serve
 from toolslip.streaming import ResponseDone, TextChunk
@@ -128,11 +128,13 @@ async def test_anthropic_sdk_stream_rebuilds_each_non_streamed_answer(base: str)
             assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic"])
 async def test_our_streaming_transports_equal_their_plain_calls_and_drive_the_loop(base: str, provider: str) -> None:
-    def model() -> OpenAIChatModel | AnthropicModel:
+    def model() -> OpenAIChatModel | OpenAIResponsesModel | AnthropicModel:
         if provider == "openai":
             return OpenAIChatModel("gpt-4o-mini", base_url=f"{base}/v1", max_retries=0)
+        if provider == "openai-responses":
+            return OpenAIResponsesModel("gpt-4o-mini", base_url=f"{base}/v1", max_retries=0)
         return AnthropicModel("claude", base_url=base, max_retries=0)
 
     streaming, plain_model = model(), model()

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     )
     from .model import Model, StreamingModel
     from .policy import TaintGate
+    from .repeats import RepeatGuard
     from .schema import NameMap, normalize_schema, normalize_tools
     from .search import ToolIndex, ToolSearch
     from .secrets import SecretGuard
@@ -82,6 +83,7 @@ _LAZY: dict[str, str] = {
     "NameMap": "schema",
     "ProviderError": "errors",
     "ProviderPart": "messages",
+    "RepeatGuard": "repeats",
     "Request": "messages",
     "RunContext": "hooks",
     "RunResult": "loop",

@@ -3,6 +3,8 @@
 ``toolslip serve`` (or :func:`serve` in a test) answers
 
 * ``POST /v1/chat/completions`` in the OpenAI Chat Completions format,
+* ``POST /v1/responses`` in the OpenAI Responses format (stateless: the whole conversation comes in
+  ``input``; ``previous_response_id`` and ``conversation`` get a 400, since nothing is stored),
 * ``POST /v1/messages`` in the Anthropic Messages format,
 * ``GET /v1/models`` listing the one model served (in a shape both official SDKs accept),
 
@@ -16,9 +18,10 @@ gets a 400 saying they are not available locally: only the provider can run them
 
 A request with ``"stream": true`` is answered as the provider streams (``text/event-stream``): OpenAI
 ``chat.completion.chunk`` events ending in ``data: [DONE]`` (with the usage chunk when
-``stream_options.include_usage`` asks for it), Anthropic's named ``message_start`` ... ``message_stop``
-events. The model's answer is complete before the first event is sent (a model's own stream is not
-forwarded yet); text and arguments are then cut into small deltas, so the SDKs' streaming helpers work.
+``stream_options.include_usage`` asks for it), the Responses API's numbered ``response.created`` ...
+``response.completed`` events, Anthropic's named ``message_start`` ... ``message_stop`` events. The
+model's answer is complete before the first event is sent (a model's own stream is not forwarded yet);
+text and arguments are then cut into small deltas, so the SDKs' streaming helpers work.
 """
 
 from __future__ import annotations
@@ -34,7 +37,14 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from .errors import FormatError, ProviderError, ToolslipError
-from .formats import anthropic, anthropic_stream, openai_chat, openai_chat_stream
+from .formats import (
+    anthropic,
+    anthropic_stream,
+    openai_chat,
+    openai_chat_stream,
+    openai_responses,
+    openai_responses_stream,
+)
 from .formats.sse import encode
 from .messages import ModelResponse, Request
 from .model import Model
@@ -96,6 +106,12 @@ def anthropic_frames(response: ModelResponse, options: object) -> list[bytes]:
     return [encode(orjson.dumps(data).decode(), name) for name, data in anthropic_stream.response_to_events(response)]
 
 
+def responses_frames(response: ModelResponse, options: object) -> list[bytes]:
+    """The SSE body the Responses API streams for ``response`` (its one option only pads events)."""
+    events = openai_responses_stream.response_to_events(response)
+    return [encode(orjson.dumps(data).decode(), name) for name, data in events]
+
+
 Frames = Callable[[ModelResponse, object], list[bytes]]
 
 
@@ -104,6 +120,8 @@ class _Endpoint:
     wire: ServerFormat
     error: ErrorShape
     frames: Frames
+    stateful: tuple[str, ...] = ()
+    """Body fields that point at state kept by the provider, which a stateless server cannot honour."""
 
     async def handle(self, http: web.Request) -> web.StreamResponse:
         try:
@@ -114,6 +132,9 @@ class _Endpoint:
             return self._fail(400, "the request body must be a JSON object")
         # Taken out here, so a proxied model is not asked to stream by Settings.extra.
         stream, options = body.pop("stream", False), body.pop("stream_options", None)
+        for field in self.stateful:
+            if body.get(field) is not None:
+                return self._fail(400, _stateless(field), field)
         try:
             request = self.wire.request_from_wire(body)
         except FormatError as exc:
@@ -144,6 +165,13 @@ def _not_local(hosted: list[str]) -> str:
         f"server tools are not available locally: {', '.join(hosted)} would run on the provider's "
         "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
         "or send it to the provider."
+    )
+
+
+def _stateless(field: str) -> str:
+    return (
+        f"{field} is not supported: toolslip serve stores no responses or conversations. Send the whole "
+        "conversation in input (function_call and function_call_output items included) instead."
     )
 
 
@@ -185,7 +213,7 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        known = "POST /v1/chat/completions, POST /v1/messages, GET /v1/models"
+        known = "POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models"
         message = f"{request.method} {request.path}: {exc.reason}; this server answers {known}"
         return _json(exc.status, shape(exc.status, message, None))
     except Exception as exc:  # a crash in the model must still answer in the caller's protocol
@@ -194,10 +222,12 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
 
 
 def create_app(model: Model) -> web.Application:
-    """An aiohttp application serving ``model`` over both protocols (run it with aiohttp's runners)."""
+    """An aiohttp application serving ``model`` over all three protocols (run it with aiohttp's runners)."""
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_protocol_errors])
     app[_MODEL] = model
     app.router.add_post("/v1/chat/completions", _Endpoint(openai_chat, openai_error, openai_frames).handle)
+    responses = _Endpoint(openai_responses, openai_error, responses_frames, ("previous_response_id", "conversation"))
+    app.router.add_post("/v1/responses", responses.handle)
     app.router.add_post("/v1/messages", _Endpoint(anthropic, anthropic_error, anthropic_frames).handle)
     app.router.add_get("/v1/models", _models)
     return app

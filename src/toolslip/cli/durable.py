@@ -1,8 +1,8 @@
 """Command-line options for exactly-once runs, shared by ``toolslip run`` and ``toolslip resume``.
 
-``add_run_options(parser)`` adds ``--journal``, ``--no-journal``, ``--approve`` and ``--serial``;
-``hooks_from_args(args)`` turns them into the hooks to give the agent, in the order that matters:
-journal replay, dedup, approval, journal record.
+``add_run_options(parser)`` adds ``--journal``, ``--no-journal``, ``--approve``, ``--max-repeats`` and
+``--serial``; ``hooks_from_args(args)`` turns them into the hooks to give the agent, in the order that
+matters: journal replay, dedup, approval, the repeated-call guard, journal record.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ..approval import Approval, Approver, terminal_approver
 from ..dedup import Dedup
 from ..hooks import Hook
 from ..journal import Journal, default_journal_path
+from ..repeats import RepeatGuard
 from ..serial import SerialSideEffects
 
 __all__ = ["add_run_options", "approver_from_args", "hooks_from_args", "journal_from_args"]
@@ -44,6 +45,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "later with `toolslip resume` (default: ask on a terminal, else pause)",
     )
     group.add_argument(
+        "--max-repeats",
+        type=int,
+        default=1,
+        metavar="N",
+        help="identical calls answered from the earlier result before the model is made to answer (default 1)",
+    )
+    group.add_argument(
         "--serial",
         action="store_true",
         help="ask the model for one call per turn when side-effecting tools are offered",
@@ -68,6 +76,7 @@ def hooks_from_args(args: argparse.Namespace, journal: Journal | None = None) ->
     inner: list[Hook] = [Dedup(), Approval(approver_from_args(args))]
     if args.serial:
         inner.append(SerialSideEffects())
+    inner.append(RepeatGuard(max_repeats=args.max_repeats))
     return journal.wrap(*inner) if journal is not None else inner
 
 

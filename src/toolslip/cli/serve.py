@@ -18,9 +18,10 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="serve a model over /v1/chat/completions and /v1/messages",
+        help="serve a model over /v1/chat/completions, /v1/responses and /v1/messages",
         description=(
-            "Serve a model over the OpenAI (/v1/chat/completions) and Anthropic (/v1/messages) protocols, "
+            "Serve a model over the OpenAI (/v1/chat/completions, /v1/responses) and Anthropic (/v1/messages) "
+            "protocols, "
             "streaming or not, so the official SDKs and tools built on them can use it."
         ),
     )
@@ -48,7 +49,7 @@ async def _serve_forever(model: Model, host: str, port: int) -> None:
         async with serve(model, host, port) as base:
             print(
                 f"toolslip serve: {model.name} at {base}\n"
-                f"  OpenAI clients:    base_url={base}/v1   (POST /v1/chat/completions)\n"
+                f"  OpenAI clients:    base_url={base}/v1   (POST /v1/chat/completions, POST /v1/responses)\n"
                 f"  Anthropic clients: base_url={base}      (POST /v1/messages)\n"
                 "  press Ctrl-C to stop",
                 flush=True,

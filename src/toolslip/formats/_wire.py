@@ -1,5 +1,5 @@
 """Helpers shared by the wire-format modules: type checks that name the bad field, SDK objects to dicts,
-tool-argument JSON, and the per-format stash kept in ``extra``.
+tool-argument JSON, tool lists and ``tool_choice``, and the per-format stash kept in ``extra``.
 
 The stash. A neutral object's ``extra`` maps a format name to what that format alone needs to give back
 the exact wire dict it read: ``{"openai-chat": {"fields": {...}, "shape": "list", "parts": {"2": {...}}}}``.
@@ -16,13 +16,14 @@ OpenAI-only field across: each format reads only its own stash.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
 from ..errors import FormatError
-from ..messages import Image, ModelResponse, StopReason, ToolSpec
+from ..messages import Image, ModelResponse, Request, StopReason, ToolChoice, ToolSpec
+from ..server_tools import render as render_server_tools
 
 Json = dict[str, Any]
 EMPTY: Mapping[str, Any] = {}
@@ -139,12 +140,47 @@ def image_from_url(url: str) -> Image:
     return Image(media_type=guess_media_type(url), url=url)
 
 
+def split_tools(
+    items: object, path: str, read: Callable[[Json, str], ToolSpec | None]
+) -> tuple[list[ToolSpec], list[Json]]:
+    """A wire tool list as the specs ``read`` makes and the other tools (``read`` gave ``None``).
+
+    The others (hosted, server and custom tools) travel verbatim in ``Request.extra_tools``.
+    """
+    specs: list[ToolSpec] = []
+    others: list[Json] = []
+    for i, raw in enumerate(seq(items, path)):
+        where = f"{path}[{i}]"
+        item = obj(raw, where)
+        spec = read(item, where)
+        if spec is None:
+            others.append(item)
+        else:
+            specs.append(spec)
+    return specs, others
+
+
 def only_specs(split: tuple[list[ToolSpec], list[Json]], kind: str) -> list[ToolSpec]:
     """The specs of a split tool list; a tool of another kind raises, since only a Request can keep it."""
     specs, others = split
     if others:
         raise FormatError(f"not a {kind} tool: {others[0]!r}; request_from_wire keeps such tools", "tools")
     return specs
+
+
+def add_tools(body: Json, specs: list[Json], request: Request, name: str) -> None:
+    """Put the request's tools in ``body["tools"]``: its specs (as ``specs``), server tools, extra tools."""
+    tools = [*specs, *render_server_tools(request.server_tools, name), *request.extra_tools]
+    if tools:
+        body["tools"] = tools
+
+
+def choice_from_wire(data: Json, extra: Json, read: Callable[[object], ToolChoice | None]) -> ToolChoice | None:
+    """The body's ``tool_choice`` as ``read`` knows it; a spelling it does not know goes to ``extra`` verbatim."""
+    choice = read(data.get("tool_choice"))
+    if choice is None and data.get("tool_choice") is not None:
+        extra["tool_choice"] = data["tool_choice"]  # allowed_tools, custom, hosted-tool choices...
+    return choice
 
 
 def stop_to_wire(response: ModelResponse, known: Mapping[str, StopReason], back: Mapping[StopReason, str]) -> str:

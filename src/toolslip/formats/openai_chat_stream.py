@@ -27,7 +27,7 @@ import orjson
 from ..errors import ProviderError
 from ..messages import ModelResponse, ToolCall
 from ..streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk, split
-from . import openai_chat
+from . import _chat_messages, openai_chat
 from ._stream import JsonStream
 from ._wire import Json, obj
 from .sse import ServerSentEvent
@@ -179,7 +179,7 @@ class Accumulator(JsonStream):
 
 
 def _call(call: _Call) -> ToolCall:
-    parsed, _ = openai_chat._call_from_wire(call.wire(), "tool_calls[]")
+    parsed, _ = _chat_messages.call_from_wire(call.wire(), "tool_calls[]")
     return parsed
 
 

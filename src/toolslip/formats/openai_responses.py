@@ -42,7 +42,6 @@ from ..messages import (
     Usage,
     UseTool,
 )
-from ..server_tools import render as render_server_tools
 from ._responses_items import NAME as NAME  # re-exported: the format module's public names
 from ._responses_items import items_to_wire
 from ._responses_items import messages_from_wire as messages_from_wire
@@ -50,10 +49,13 @@ from ._responses_items import messages_to_wire as messages_to_wire
 from ._wire import (
     EMPTY,
     Json,
+    add_tools,
+    choice_from_wire,
     leftover,
     obj,
     only_specs,
     seq,
+    split_tools,
     stash,
     text,
     unstash,
@@ -107,29 +109,20 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Function tools as ToolSpecs; a hosted tool raises (``request_from_wire`` keeps those)."""
-    return only_specs(_split_tools(items, "tools"), "function")
+    return only_specs(split_tools(items, "tools", _spec_from_wire), "function")
 
 
-def _split_tools(items: object, path: str) -> tuple[list[ToolSpec], list[Json]]:
-    specs: list[ToolSpec] = []
-    others: list[Json] = []
-    for i, raw in enumerate(seq(items, path)):
-        where = f"{path}[{i}]"
-        item = obj(raw, where)
-        if item.get("type") != "function" or not isinstance(item.get("parameters"), dict):
-            others.append(item)  # hosted tools, mcp servers, custom tools: verbatim
-            continue
-        strict = item.get("strict", True)  # the API's default
-        specs.append(
-            ToolSpec(
-                name=text(item.get("name"), f"{where}.name"),
-                description=text(item.get("description", ""), f"{where}.description"),
-                parameters=item["parameters"],
-                strict=True if strict else None,
-                extra=stash(NAME, leftover(item, _TOOL_KEYS), None if "strict" in item else "no-strict"),
-            )
-        )
-    return specs, others
+def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
+    if item.get("type") != "function" or not isinstance(item.get("parameters"), dict):
+        return None  # hosted tools, mcp servers, custom tools
+    strict = item.get("strict", True)  # the API's default
+    return ToolSpec(
+        name=text(item.get("name"), f"{path}.name"),
+        description=text(item.get("description", ""), f"{path}.description"),
+        parameters=item["parameters"],
+        strict=True if strict else None,
+        extra=stash(NAME, leftover(item, _TOOL_KEYS), None if "strict" in item else "no-strict"),
+    )
 
 
 # --- requests ---------------------------------------------------------------------------------------
@@ -151,9 +144,7 @@ def request_to_wire(request: Request) -> Json:
         body["input"] = only.text
     else:
         body["input"] = messages_to_wire(messages)
-    tools = [*tools_to_wire(request.tools), *render_server_tools(request.server_tools, NAME), *request.extra_tools]
-    if tools:
-        body["tools"] = tools
+    add_tools(body, tools_to_wire(request.tools), request, NAME)
     choice = settings.tool_choice
     if choice is not None:
         body["tool_choice"] = {"type": "function", "name": choice.name} if isinstance(choice, UseTool) else choice
@@ -170,11 +161,9 @@ def request_to_wire(request: Request) -> Json:
 
 def request_from_wire(body: object) -> Request:
     data = obj(body, "body")
-    tools, extra_tools = _split_tools(data.get("tools") or [], "tools")
+    tools, extra_tools = split_tools(data.get("tools") or [], "tools", _spec_from_wire)
     extra = leftover(data, _BODY_KEYS)
-    choice = _tool_choice_from_wire(data.get("tool_choice"))
-    if choice is None and data.get("tool_choice") is not None:
-        extra["tool_choice"] = data["tool_choice"]  # allowed_tools, hosted-tool choices: verbatim
+    choice = choice_from_wire(data, extra, _tool_choice_from_wire)
     messages = messages_from_wire(data.get("input", []))
     instructions = data.get("instructions")
     if isinstance(instructions, str):

@@ -6,6 +6,7 @@ A model string is ``PROVIDER[:MODEL][@BASE_URL]``:
 ``openai:gpt-4o-mini``                 OpenAI (key from ``OPENAI_API_KEY``; ``OPENAI_BASE_URL`` moves it)
 ``openai:qwen2.5@http://host:8000/v1``  any OpenAI-compatible server (vLLM, llama.cpp, Ollama...); no key needed
 ``openai-compatible:MODEL@BASE_URL``   the same, but a base URL is required
+``openai-responses:gpt-4o-mini``       OpenAI's Responses API (``/responses``); ``@BASE_URL`` as for ``openai``
 ``azure:DEPLOYMENT``                   Azure OpenAI (``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_KEY``)
 ``anthropic:claude-sonnet-4-6``        Anthropic (``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL`` moves it)
 ``local`` / ``local:NAME``             the embedded local model, when installed
@@ -24,10 +25,13 @@ import importlib.util
 import os
 import re
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import ConfigError
 from ..model import Model
+
+if TYPE_CHECKING:
+    from .openai import OpenAIChatModel, OpenAIResponsesModel
 
 __all__ = ["ProviderFactory", "default_model", "register_provider", "resolve_model"]
 
@@ -35,7 +39,8 @@ ProviderFactory: TypeAlias = Callable[..., Model]
 """``factory(model: str, *, base_url: str | None = None, **options) -> Model``; ``model`` may be ``""``."""
 
 FORMS = (
-    "openai:MODEL, openai:MODEL@BASE_URL, openai-compatible:MODEL@BASE_URL, azure:DEPLOYMENT, "
+    "openai:MODEL, openai:MODEL@BASE_URL, openai-compatible:MODEL@BASE_URL, openai-responses:MODEL[@BASE_URL], "
+    "azure:DEPLOYMENT, "
     "anthropic:MODEL, local, local:NAME, scripted or scripted:expenses (e.g. openai:gpt-4o-mini)"
 )
 DEFAULT_OPENAI = "openai:gpt-4o-mini"
@@ -96,7 +101,7 @@ def _choose(explicit: str | None) -> tuple[Model, str]:
         return resolve_model(DEFAULT_OPENAI), "OPENAI_API_KEY is set"
     if os.environ.get("ANTHROPIC_API_KEY"):
         return resolve_model(DEFAULT_ANTHROPIC), "ANTHROPIC_API_KEY is set"
-    if "local" in _registry or importlib.util.find_spec(f"{__name__}.local") is not None:
+    if "local" in _registry or _local_available():
         return resolve_model("local"), "no API key set: the embedded local model"
     return resolve_model("scripted"), (
         "no model given, no TOOLSLIP_MODEL, no API key and no local model installed: the answers are SCRIPTED "
@@ -120,13 +125,31 @@ def _key(option: str | None, variable: str, needed: bool, service: str) -> str |
 
 
 def _openai(model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> Model:
-    from .openai import DEFAULT_BASE_URL, OpenAIChatModel
+    from .openai import OpenAIChatModel
 
-    _need_model("openai", model, DEFAULT_OPENAI)
+    return _openai_api(OpenAIChatModel, model, base_url, api_key, options)
+
+
+def _openai_responses(model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> Model:
+    from .openai import OpenAIResponsesModel
+
+    return _openai_api(OpenAIResponsesModel, model, base_url, api_key, options)
+
+
+def _openai_api(
+    cls: type[OpenAIChatModel | OpenAIResponsesModel],
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    options: dict[str, Any],
+) -> Model:
+    from .openai import DEFAULT_BASE_URL
+
+    _need_model(cls.prefix, model, f"{cls.prefix}:gpt-4o-mini")
     base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     # A key is required by OpenAI itself; local compatible servers usually want none.
     key = _key(api_key, "OPENAI_API_KEY", base.rstrip("/") == DEFAULT_BASE_URL, "OpenAI")
-    return OpenAIChatModel(model, base_url=base, api_key=key, **options)
+    return cls(model, base_url=base, api_key=key, **options)
 
 
 def _openai_compatible(model: str, *, base_url: str | None = None, **options: Any) -> Model:
@@ -171,6 +194,14 @@ def _scripted(model: str, **options: Any) -> Model:
     return ScriptedDemo(model or None)
 
 
+def _local_available() -> bool:
+    """The local provider module is shipped and says its runtime and weights are installed."""
+    if importlib.util.find_spec(f"{__name__}.local") is None:
+        return False
+    available: Callable[[], bool] | None = getattr(importlib.import_module(f"{__name__}.local"), "available", None)
+    return available is not None and available()
+
+
 def _plugin(provider: str) -> ProviderFactory | None:
     """A provider module shipped separately (``local``): ``toolslip.providers.NAME.create_model``."""
     if provider != "local":
@@ -194,5 +225,6 @@ _BUILTIN: dict[str, ProviderFactory] = {
     "azure": _azure,
     "openai": _openai,
     "openai-compatible": _openai_compatible,
+    "openai-responses": _openai_responses,
     "scripted": _scripted,
 }

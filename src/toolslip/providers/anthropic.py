@@ -7,12 +7,13 @@ header on every request; ``2023-06-01`` is the version of the Messages API the f
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Unpack
 
 from ..formats import anthropic as anthropic_format
 from ..formats import anthropic_stream
 from ..messages import Request
 from ..server_tools import anthropic_betas
-from .http import HttpModel
+from .http import HttpModel, HttpOptions
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
 
@@ -27,34 +28,19 @@ class AnthropicModel(HttpModel):
     that declare one, next to any betas given in ``headers``.
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 600.0,
-        max_retries: int = 2,
-        version: str = API_VERSION,
-        name: str | None = None,
-    ) -> None:
-        official = base_url.rstrip("/") == DEFAULT_BASE_URL
-        own = {"anthropic-version": version, **({"x-api-key": api_key} if api_key else {})}
-        super().__init__(
-            model,
-            name=name or f"anthropic:{model}",
-            wire=anthropic_format,
-            stream=anthropic_stream,
-            path="/v1/messages",
-            service="Anthropic" if official else f"the Anthropic-compatible server at {base_url}",
-            base_url=base_url,
-            headers=own,
-            extra_headers=headers,
-            timeout=timeout,
-            max_retries=max_retries,
-            secret=api_key,
-        )
+    prefix = "anthropic"
+    label = "Anthropic"
+    default_base_url = DEFAULT_BASE_URL
+    path = "/v1/messages"
+    wire = anthropic_format
+    stream_format = anthropic_stream
+
+    def __init__(self, model: str, *, version: str = API_VERSION, **options: Unpack[HttpOptions]) -> None:
+        self.version = version
+        super().__init__(model, **options)
+
+    def service_headers(self, api_key: str | None, official: bool) -> dict[str, str]:
+        return {"anthropic-version": self.version, **({"x-api-key": api_key} if api_key else {})}
 
     def headers_for(self, request: Request) -> Mapping[str, str] | None:
         betas = anthropic_betas(request.server_tools)

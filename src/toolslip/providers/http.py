@@ -22,9 +22,10 @@ import email.utils
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
 from ..errors import ProviderError
+from ..formats import WireFormat
 from ..formats.sse import ServerSentEvent, SSEDecoder
 from ..messages import ModelResponse, Request
 from ..streaming import ResponseDone, StreamEvent
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     import aiohttp
     from yarl import URL
 
-__all__ = ["HttpModel", "HttpTransport", "WireFormat", "error_message", "retry_delay"]
+__all__ = ["HttpModel", "HttpOptions", "HttpTransport", "error_message", "retry_delay"]
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 INITIAL_DELAY = 0.5
@@ -281,14 +282,6 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-class WireFormat(Protocol):
-    """The two functions of a wire-format module that a client transport needs."""
-
-    def request_to_wire(self, request: Request) -> dict[str, Any]: ...
-
-    def response_from_wire(self, data: Any) -> ModelResponse: ...
-
-
 class Accumulator(Protocol):
     def feed(self, event: ServerSentEvent) -> list[StreamEvent]: ...
 
@@ -303,65 +296,85 @@ class StreamFormat(Protocol):
     def Accumulator(self) -> Accumulator: ...  # the module's class, called to make one
 
 
+class HttpOptions(TypedDict, total=False):
+    """The constructor options every :class:`HttpModel` takes; a subclass adds its own next to them."""
+
+    base_url: str
+    api_key: str | None
+    headers: Mapping[str, str] | None
+    timeout: float
+    max_retries: int
+    name: str | None
+
+
 class HttpModel:
     """A :class:`~toolslip.model.Model` made of a wire format and an :class:`HttpTransport`.
 
-    ``headers`` are the service's own (credential, version); the JSON content headers and the
-    ``User-Agent`` are added here, and ``extra_headers`` (the caller's) win over both. ``secret`` (the
-    API key) is masked in error messages. The request's ``model`` is filled in from ``model`` when the
-    loop left it empty.
+    A subclass names its service in the class attributes below and adds the service's own headers
+    (credential, version) in :meth:`service_headers`; the JSON content headers and the ``User-Agent``
+    are added here, and ``headers`` (the caller's) win over both. ``api_key`` is masked in error
+    messages. The request's ``model`` is filled in from ``model`` when the loop left it empty.
     """
+
+    prefix: ClassVar[str]
+    """The provider's name in ``prefix:model``, the model's default ``name``."""
+    label: ClassVar[str]
+    """The service's name in error messages (``"OpenAI"``); elsewhere "the LABEL-compatible server at URL"."""
+    default_base_url: ClassVar[str]
+    path: ClassVar[str]
+    """The endpoint, appended to the base URL."""
+    wire: WireFormat  # the format modules, set in the subclass body (mypy rejects a module for a ClassVar)
+    stream_format: StreamFormat
 
     def __init__(
         self,
         model: str,
         *,
-        name: str,
-        wire: WireFormat,
-        stream: StreamFormat,
-        path: str,
-        service: str,
-        base_url: str,
-        headers: Mapping[str, str],
-        extra_headers: Mapping[str, str] | None,
-        timeout: float,
-        max_retries: int,
-        secret: str | None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 2,
+        name: str | None = None,
     ) -> None:
         from .. import __version__
 
+        if base_url is None:
+            base_url = self.default_base_url
+        official = base_url.rstrip("/") == self.default_base_url
         self.model = model
-        self.name = name
-        self._wire = wire
-        self._stream = stream
-        self._path = path
+        self.name = name or f"{self.prefix}:{model}"
         sent = {
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"toolslip/{__version__}",
         }
         self._http = HttpTransport(
-            service=service,
+            service=self.label if official else f"the {self.label}-compatible server at {base_url}",
             base_url=base_url,
-            headers={**sent, **headers, **(extra_headers or {})},
+            headers={**sent, **self.service_headers(api_key, official), **(headers or {})},
             timeout=timeout,
             max_retries=max_retries,
-            secrets=(secret or "", *(extra_headers or {}).values()),  # extra headers may carry a key (Azure)
+            secrets=(api_key or "", *(headers or {}).values()),  # extra headers may carry a key (Azure)
         )
+
+    def service_headers(self, api_key: str | None, official: bool) -> dict[str, str]:
+        """The service's own fixed headers; ``official`` says ``base_url`` is the service itself."""
+        raise NotImplementedError
 
     @property
     def base_url(self) -> str:
         return self._http.base_url
 
     def _body(self, request: Request) -> dict[str, Any]:
-        body = self._wire.request_to_wire(request)
+        body = self.wire.request_to_wire(request)
         if not request.model:
             body["model"] = self.model  # cheaper than copying the request: "model" is top-level in every format
         return body
 
     async def complete(self, request: Request) -> ModelResponse:
-        answer = await self._http.post_json(self._path, self._body(request), self.headers_for(request))
-        return self._wire.response_from_wire(answer)
+        answer = await self._http.post_json(self.path, self._body(request), self.headers_for(request))
+        return self.wire.response_from_wire(answer)
 
     def headers_for(self, request: Request) -> Mapping[str, str] | None:
         """Headers this one request needs beyond the fixed ones (none here; Anthropic betas, for one)."""
@@ -369,9 +382,9 @@ class HttpModel:
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """The answer as it is written; ends with the response :meth:`complete` would have returned."""
-        body = self._stream.stream_body(self._body(request))
-        decoder, accumulator = SSEDecoder(), self._stream.Accumulator()
-        async for chunk in self._http.post_stream(self._path, body, self.headers_for(request)):
+        body = self.stream_format.stream_body(self._body(request))
+        decoder, accumulator = SSEDecoder(), self.stream_format.Accumulator()
+        async for chunk in self._http.post_stream(self.path, body, self.headers_for(request)):
             for event in decoder.feed(chunk):
                 for delta in accumulator.feed(event):
                     yield delta

