@@ -220,3 +220,14 @@ def test_json_report_round_trips() -> None:
     assert data["errors"] == report.errors and len(data["findings"]) == len(report.findings)
     first = data["findings"][0]
     assert set(first) >= {"rule", "severity", "tool", "message", "text", "suggestion"}
+
+
+def test_disable_for_a_tool_that_is_not_there_is_an_error() -> None:
+    @tool
+    def fx(amount: float) -> str:
+        """Convert an amount of USD to CNY at today's rate; returns the CNY amount as text."""
+        return str(amount)
+
+    lint([fx], disable=["fx:description-short"])  # a tool that exists: fine
+    with pytest.raises(ConfigError, match="disable 'fz:description-short': no tool of that name; tools are: fx"):
+        lint([fx], disable=["fz:description-short"])

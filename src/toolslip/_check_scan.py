@@ -61,6 +61,17 @@ class Scan:
             self.changes.append(f"{path}: {fix}")
 
 
+def not_an_object(scan: Scan, index: int, path: str, value: object, what: str) -> None:
+    """Report a value where an object belongs: a checker reads garbage too, and says where it is."""
+    scan.problem(
+        index,
+        path,
+        "not_an_object",
+        f"expected {what}, got {type(value).__name__} {json.dumps(value)[:40]}",
+        "write it as a JSON object, or remove it",
+    )
+
+
 def _arguments_text(scan: Scan, holder: Json, key: str, index: int, path: str) -> None:
     """OpenAI formats: arguments must be a JSON *string*; an object is re-encoded."""
     value = holder.get(key)
@@ -105,8 +116,13 @@ def scan_openai_chat(messages: list[Any], scan: Scan) -> None:
             scan.add(i, "other")
         elif role == "assistant" and message.get("tool_calls"):
             turn = scan.add(i, "calls")
-            for j, call in enumerate(message["tool_calls"]):
-                where = f"messages[{i}].tool_calls[{j}]"
+            calls = message["tool_calls"]
+            for j, call in enumerate(calls if isinstance(calls, list) else [calls]):
+                where = f"messages[{i}].tool_calls" + (f"[{j}]" if isinstance(calls, list) else "")
+                if not isinstance(call, dict):
+                    what = "a tool call object" if isinstance(calls, list) else "a list of tool call objects"
+                    not_an_object(scan, i, where, call, what)
+                    continue
                 turn.calls.append((str(call.get("id") or ""), where, i))
                 _arguments_text(scan, call.get("function") or {}, "arguments", i, f"{where}.function.arguments")
         else:

@@ -10,7 +10,17 @@ from types import ModuleType
 
 from .errors import ConfigError
 
-__all__ = ["import_user_file"]
+__all__ = ["import_user_file", "require_file"]
+
+
+def require_file(path: str, kind: str) -> Path:
+    """``path`` as a Path if it is a regular file; else one sentence telling a folder from a missing file."""
+    file = Path(path)
+    if file.is_dir():
+        raise ConfigError(f"{kind} {path!r} is a directory; give a file inside it")
+    if not file.is_file():
+        raise ConfigError(f"{kind} {path!r} does not exist")
+    return file
 
 
 def import_user_file(path: str, kind: str) -> ModuleType:
@@ -19,9 +29,7 @@ def import_user_file(path: str, kind: str) -> ModuleType:
     ``kind`` says what the file is for ("tools file", "suite file") so the sentence tells the user which
     argument is wrong. An exception raised while the file runs is reported with its line number.
     """
-    file = Path(path)
-    if not file.is_file():
-        raise ConfigError(f"{kind} {path!r} does not exist")
+    file = require_file(path, kind)
     if file.suffix != ".py":
         raise ConfigError(f"{kind} {path!r} is not a Python file (.py)")
     name = f"_toolslip_{kind.split()[0]}_{file.stem}_{abs(hash(file.resolve()))}"

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._check_scan import SCANNERS, Json, Problem, Scan, Turn
+from ._check_scan import SCANNERS, Json, Problem, Scan, Turn, not_an_object
 from .errors import FormatError
 from .formats import get_format
 from .hooks import Hook, RunContext
@@ -61,6 +61,10 @@ def check(data: object, fmt: str | None = None, *, fix: bool = False) -> CheckRe
     body = data if isinstance(data, dict) else None
     items = _items(data, fmt)
     scan = Scan()
+    key = _ITEMS_KEY.get(fmt, "messages")
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            not_an_object(scan, i, f"{key}[{i}]", item, "a message object")
     SCANNERS[fmt](items, scan)
     if body is not None:
         _check_tools(body, fmt, scan)
@@ -124,8 +128,14 @@ def _body_hint(body: Json) -> str | None:
     return None
 
 
+_ITEMS_KEY = {"openai-responses": "input"}
+
+
 def _items(data: object, fmt: str) -> list[Any]:
-    key = "input" if fmt == "openai-responses" else "messages"
+    key = _ITEMS_KEY.get(fmt, "messages")
+    if isinstance(data, dict) and key not in data and _TOOLS_KEY.get(fmt, "tools") not in data:
+        # Neither a transcript nor declarations: "no problems" would be a lie about a file of something else.
+        raise FormatError(f"this {fmt} body has neither {key!r} nor tools to check; give a request body", key)
     items = data.get(key, []) if isinstance(data, dict) else data
     if isinstance(items, str) and fmt == "openai-responses":
         return []
@@ -294,8 +304,17 @@ def _repair(data: object, fmt: str, problems: Sequence[Problem]) -> tuple[object
     wire = get_format(fmt)
     try:
         if isinstance(data, dict):
-            request = wire.request_from_wire(data)
-            fixed: object = wire.request_to_wire(request.with_messages(repair_messages(request.messages)))
+            # Only the transcript is rewritten: the rest of the body (even without "model") stays as given.
+            key = _ITEMS_KEY.get(fmt, "messages")
+            items = data.get(key)
+            fixed: object = (
+                data
+                if not isinstance(items, list)
+                else {
+                    **data,
+                    key: wire.messages_to_wire(repair_messages(wire.messages_from_wire(items))),
+                }
+            )
         else:
             fixed = wire.messages_to_wire(repair_messages(wire.messages_from_wire(data)))
     except FormatError as exc:

@@ -149,7 +149,9 @@ def detect_kind(data: object, fmt: str) -> str:
         if "choices" in data or "output" in data or data.get("type") == "message":
             return "response"
     raise FormatError(
-        f"cannot tell what this {fmt} data is (tools, request, response or messages); pass what=... to say", ""
+        f"cannot tell what this {fmt} data is (tools, request, response or messages); "
+        "pass what=... (--what on the command line)",
+        "",
     )
 
 

@@ -124,6 +124,10 @@ class SqliteStore:
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
         self.path = Path(path)
+        if self.path.is_dir():  # sqlite would only say "unable to open database file"
+            raise ConfigError(
+                f"cannot open the run journal {str(path)!r}: it is a directory; give a file such as {path}/runs.sqlite"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None)

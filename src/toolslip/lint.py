@@ -163,12 +163,16 @@ def lint(
     subjects = [
         _Subject(t.spec, t.effects) if isinstance(t, Tool) else _Subject(t, (effects or {}).get(t.name)) for t in tools
     ]
+    from .errors import ConfigError
+
     off = set(disable)
     unknown = {d.rsplit(":", 1)[-1] for d in off} - set(RULES)
     if unknown:
-        from .errors import ConfigError
-
         raise ConfigError(f"unknown lint rule {sorted(unknown)[0]!r}; rules are: {', '.join(RULES)}")
+    names = [s.spec.name for s in subjects]
+    strangers = sorted(d for d in off if ":" in d and d.rsplit(":", 1)[0] not in names)
+    if strangers:  # a typo in the tool name would silently disable nothing
+        raise ConfigError(f"disable {strangers[0]!r}: no tool of that name; tools are: {', '.join(names)}")
     report = declaration_cost([s.spec for s in subjects]) if cost and subjects else None
     findings = [*_per_tool(subjects), *_pairs(subjects), *(_cost(report) if report else ())]
     order = {s.spec.name: i for i, s in enumerate(subjects)}

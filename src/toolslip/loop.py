@@ -91,6 +91,13 @@ class Agent:
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if not callable(getattr(self.model, "complete", None)) or not isinstance(
+            getattr(self.model, "name", None), str
+        ):
+            raise ConfigError(
+                f"model must be a model string such as 'openai:gpt-4o-mini' or a toolslip Model (a name and "
+                f"async complete(request)), got {type(self.model).__name__} {self.model!r:.60}"
+            )
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.stream and not callable(getattr(self.model, "stream", None)):

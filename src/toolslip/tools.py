@@ -59,6 +59,17 @@ class Tool:
     validator: Validator | None = field(default=None, repr=False)
     """Checks and coerces arguments into keyword arguments; raises :class:`ArgumentError`."""
 
+    def __post_init__(self) -> None:
+        # A timeout of 0 would fail every call; 0 output chars would send every result empty.
+        if self.timeout is not None and not self.timeout > 0:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: timeout must be a number of seconds > 0, got {self.timeout}"
+            )
+        if self.max_output_chars is not None and self.max_output_chars < 1:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: max_output_chars must be at least 1, got {self.max_output_chars}"
+            )
+
     @classmethod
     def from_schema(
         cls,
@@ -186,13 +197,15 @@ def tool(
     """
 
     def build(f: Callable[..., Any]) -> Tool:
+        tool_name = _checked_function(f, name)
         doc_description, doc_params = parse_docstring(f.__doc__)
-        tool_name = name or f.__name__
         model = _arguments_model(f, tool_name, doc_params)
         try:
             parsed_effects = parse_effects(effects)
         except ValueError as exc:
             raise ToolDefinitionError(f"tool {tool_name!r}: {exc}") from None
+        if tool_name == "<lambda>":
+            raise ToolDefinitionError("a lambda has no name the model can call; write tool(name='...')(lambda ...)")
         return Tool(
             name=tool_name,
             description=description if description is not None else doc_description,
@@ -208,6 +221,24 @@ def tool(
         )
 
     return build(fn) if fn is not None else build
+
+
+def _checked_function(f: object, name: str | None) -> str:
+    """The tool's name, once ``f`` is known to be a function the model can call by name."""
+    if isinstance(f, str):
+        raise ToolDefinitionError(
+            f"tool() takes a function, got the string {f!r}; to name a tool write @tool(name=...)"
+        )
+    if isinstance(f, type) or not (inspect.isfunction(f) or inspect.ismethod(f) or inspect.isbuiltin(f)):
+        raise ToolDefinitionError(f"tool() takes a function or a bound method, got {type(f).__name__} {f!r:.60}")
+    tool_name = name or f.__name__
+    first = next(iter(inspect.signature(f).parameters), None)
+    if inspect.isfunction(f) and "." in f.__qualname__.replace(".<locals>.", "") and first in ("self", "cls"):
+        raise ToolDefinitionError(
+            f"tool {tool_name!r} is a method: the model cannot supply {first!r}; decorate the bound method "
+            f"(tool(instance.{f.__name__})) or a plain function"
+        )
+    return tool_name
 
 
 def _arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str, str]) -> type[pydantic.BaseModel]:
@@ -380,4 +411,7 @@ def as_toolbox(tools: Toolbox | Iterable[ToolLike | Toolbox] | None) -> Toolbox:
     """Accept a Toolbox, a list of tools/functions, or ``None``."""
     if isinstance(tools, Toolbox):
         return tools
+    if isinstance(tools, Tool) or callable(tools):
+        one = getattr(tools, "name", None) or getattr(tools, "__name__", "tool")
+        raise ToolDefinitionError(f"tools must be a list of tools or a Toolbox, got one tool; write [{one}]")
     return Toolbox(tools or ())

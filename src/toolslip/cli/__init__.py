@@ -52,6 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ToolslipError as exc:
         print(f"toolslip {args.command}: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except OSError as exc:
+        # A file the command had to read or write; the handlers check the likely cases first.
+        where = f" {exc.filename!r}" if exc.filename else " a file"
+        reason = exc.strerror or exc
+        print(f"toolslip {args.command}: cannot use{where}: {reason}; check the path and its folder", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print(f"toolslip {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -8,7 +8,7 @@ import contextlib
 import sys
 
 from . import EXIT_OK
-from .eval_report import parse_price, write_reports
+from .eval_report import check_report_paths, parse_price, write_reports
 
 __all__ = ["register"]
 
@@ -39,6 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _handle(args: argparse.Namespace) -> int:
     from ..evals import evaluate, load_suite, resolve_eval_model, summarize, summary_table
 
+    check_report_paths(args.report, args.png)
     suite = load_suite(args.suite)
     models = [resolve_eval_model(m) for m in args.model]
     with contextlib.ExitStack() as stack:

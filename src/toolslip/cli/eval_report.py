@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._files import require_file
 from ..errors import ConfigError
 from . import EXIT_OK
 
@@ -41,8 +42,7 @@ def load_summaries(paths: Sequence[str]) -> list[ModelSummary]:
 
     per_file = []
     for path in paths:
-        if not Path(path).is_file():
-            raise ConfigError(f"results file {path!r} does not exist")
+        require_file(path, "results file")
         records = read_results(path)
         if not records:
             raise ConfigError(f"{path} holds no trial results")
@@ -54,6 +54,16 @@ def load_summaries(paths: Sequence[str]) -> list[ModelSummary]:
             label = f"{model} ({Path(path).stem})" if names.count(model) > 1 else model
             summaries += summarize([r for r in records if r.model == model], label=label)
     return summaries
+
+
+def check_report_paths(*paths: str | None) -> None:
+    """Refuse a report path that cannot be written before any work is done (an eval can take hours)."""
+    for path in filter(None, paths):
+        target = Path(path)
+        if target.is_dir():
+            raise ConfigError(f"report path {path!r} is a directory; give a file name inside it")
+        if not target.parent.is_dir():
+            raise ConfigError(f"report path {path!r}: folder {str(target.parent)!r} does not exist; create it first")
 
 
 def write_reports(summaries: Sequence[ModelSummary], html_path: str | None, png_path: str | None) -> None:
@@ -68,6 +78,7 @@ def write_reports(summaries: Sequence[ModelSummary], html_path: str | None, png_
 def _handle(args: argparse.Namespace) -> int:
     from ..evals import summary_table
 
+    check_report_paths(args.html, args.png)
     summaries = load_summaries(args.results)
     print(summary_table(summaries, args.price))
     write_reports(summaries, args.html, args.png)

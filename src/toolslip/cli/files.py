@@ -33,6 +33,8 @@ def load_json(path: str) -> Any:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if not text.strip():
+        raise ConfigError(f"{name} is empty; give a JSON document")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -12,9 +12,9 @@ import argparse
 import asyncio
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from .._files import require_file
 from ..effects import Effect
 from ..errors import ConfigError, FormatError
 from ..messages import ToolSpec
@@ -75,9 +75,7 @@ def load_declarations(path: str) -> list[ToolSpec]:
     """Read a JSON list of tool declarations; each item may be in the OpenAI Chat or the Anthropic format."""
     from ..formats import anthropic, openai_chat
 
-    file = Path(path)
-    if not file.is_file():
-        raise ConfigError(f"tools file {path!r} does not exist")
+    file = require_file(path, "tools file")
     if file.suffix != ".json":
         raise ConfigError(f"{path}: lint reads a Python file (.py) or a JSON list of tool declarations (.json)")
     try:

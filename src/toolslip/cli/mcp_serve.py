@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from . import EXIT_OK
+from .argtypes import port
 from .files import load_tools_file
 
 __all__ = ["register"]
@@ -17,8 +18,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("tools", help="a Python file whose @tool functions to serve")
     p.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port with --http; 0 picks a free one (default 8000)")
+    p.add_argument("--host", default=None, help="address to bind with --http (default 127.0.0.1)")
+    p.add_argument("--port", type=port, default=None, help="port with --http; 0 picks a free one (default 8000)")
     p.add_argument("--name", default="toolslip", help="the server name clients see")
     p.set_defaults(handler=_handle)
 
@@ -26,9 +27,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _handle(args: argparse.Namespace) -> int:
     import anyio
 
-    tools = load_tools_file(args.tools)
+    from ..errors import ConfigError
     from ..mcp.server import serve_http, serve_stdio
 
+    if not args.http and (args.host is not None or args.port is not None):
+        raise ConfigError("--host and --port only apply to --http; add --http, or drop them to serve on stdio")
+    tools = load_tools_file(args.tools)
     if not args.http:
         anyio.run(serve_stdio, tools, args.name)
         return EXIT_OK
@@ -37,10 +41,10 @@ def _handle(args: argparse.Namespace) -> int:
         # stdout is free with --http; a script starting us reads the URL from this first line.
         print(f"serving {len(tools)} tools at {url}", flush=True)
 
+    host = "127.0.0.1" if args.host is None else args.host
+    port_ = 8000 if args.port is None else args.port
     try:
-        anyio.run(lambda: serve_http(tools, host=args.host, port=args.port, name=args.name, on_ready=ready))
+        anyio.run(lambda: serve_http(tools, host=host, port=port_, name=args.name, on_ready=ready))
     except OSError as exc:
-        from ..errors import ConfigError
-
-        raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+        raise ConfigError(f"cannot listen on {host}:{port_}: {exc.strerror}") from None
     return EXIT_OK

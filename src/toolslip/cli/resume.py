@@ -18,6 +18,7 @@ from ..journal import Journal
 from ..loop import Agent, RunResult
 from ..model import Model
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED
+from .argtypes import at_least
 from .durable import add_run_options, approver_from_args, hooks_from_args
 from .files import load_tools_file
 from .runs import open_store
@@ -30,7 +31,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("run_id", metavar="RUN_ID", help="as listed by `toolslip runs`")
     parser.add_argument("--tools", metavar="FILE", help="tools file (default: the one the run was started with)")
     parser.add_argument("--model", metavar="MODEL", help="model (default: the one the run was started with)")
-    parser.add_argument("--max-steps", type=int, help="step limit (default: the run's own)")
+    parser.add_argument("--max-steps", type=at_least(1), help="step limit (default: the run's own)")
     add_run_options(parser)
     parser.set_defaults(handler=handle)
 

@@ -66,6 +66,10 @@ def _handle(args: argparse.Namespace) -> int:
     if len(args.items) > 2:
         raise ConfigError("give at most a tools file and one question; quote the question")
     args.tools, args.question = args.items if len(args.items) == 2 else (None, args.items[0])
+    if args.tools is None and args.question.endswith(".py"):
+        raise ConfigError(f"no question: {args.question} looks like the tools file; give the question after it")
+    if not args.question.strip():
+        raise ConfigError("the question is empty; give the question after the tools file, in quotes")
     if args.tools is None and not args.mcp:
         raise ConfigError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     if args.max_steps < 1:

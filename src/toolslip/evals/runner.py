@@ -59,6 +59,8 @@ def read_results(path: str | Path) -> list[TrialRecord]:
                 continue
             try:
                 data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise TypeError(f"expected a JSON object, got {type(data).__name__}")
                 if data.get("type") == "trial":
                     records.append(TrialRecord.from_dict(data))
             except (ValueError, TypeError) as exc:
