@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,12 +41,12 @@ class Block:
 
 
 def python_blocks(path: Path) -> list[Block]:
-    """The ```python blocks of one Markdown page (other fences are skipped whole)."""
+    """The ```python blocks of one Markdown page, indented ones (in a list) included; other fences are skipped."""
     lines = path.read_text(encoding="utf-8").splitlines()
     blocks: list[Block] = []
     i = 0
     while i < len(lines):
-        fence = re.match(r"^(`{3,})\s*(\S*)", lines[i])
+        fence = re.match(r"^\s*(`{3,})\s*(\S*)", lines[i])
         if not fence:
             i += 1
             continue
@@ -53,7 +54,7 @@ def python_blocks(path: Path) -> list[Block]:
         assert end is not None, f"{path.name}:{i + 1}: the code block opened here is never closed"
         if fence.group(2) == "python":
             marker = NO_TEST.match(lines[i - 1].strip()) if i else None
-            source = "\n".join(lines[i + 1 : end]) + "\n"
+            source = textwrap.dedent("\n".join(lines[i + 1 : end]) + "\n")
             page = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
             blocks.append(Block(page, i + 1, source, marker["why"] if marker else None))
         i = end + 1
@@ -102,11 +103,11 @@ def test_extraction(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
         "Intro\n```bash\nmake run\n```\n<!-- no-test: needs a key -->\n```python\nimport os\nos.getcwd()\n```\n"
-        "````markdown\n```python\nnot = run\n```\n````\n```python title\nprint(1)\n```\n",
+        "````markdown\n```python\nnot = run\n```\n````\n- a list:\n\n  ```python title\n  print(1)\n  ```\n",
         encoding="utf-8",
     )
     found = [(b.line, b.source, b.untested) for b in python_blocks(page)]
-    assert found == [(6, "import os\nos.getcwd()\n", "needs a key"), (15, "print(1)\n", None)]
+    assert found == [(6, "import os\nos.getcwd()\n", "needs a key"), (17, "print(1)\n", None)]
     page.write_text("```python\nprint(1)\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="never closed"):
         python_blocks(page)
