@@ -349,3 +349,12 @@ async def test_debug_mode_stops_a_broken_history_before_the_model_is_called() ->
     with pytest.raises(FormatError, match=r"step 1, as anthropic: messages\[1\]\.content\[0\]"):
         await hooked.arun(broken)
     assert (await Agent(model=ScriptedModel(["ok"]), tools=Toolbox([fx])).arun(broken)).ok  # not in debug mode
+
+
+def test_a_list_of_tool_declarations_is_not_a_conversation() -> None:
+    declarations = [
+        {"type": "function", "function": {"name": "fx", "parameters": {"type": "object"}}},
+        {"name": "calc", "input_schema": {"type": "object"}},
+    ]
+    with pytest.raises(FormatError, match="list of tool declarations, not a conversation"):
+        toolslip.check(declarations)

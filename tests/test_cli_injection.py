@@ -32,6 +32,7 @@ def test_the_same_attack_undefended_reaches_its_goal(capsys: pytest.CaptureFixtu
         (["injection", "bank"], "name a task of suite 'bank': balance, rent"),
         (["injection", "bank", "rent", "--attack", "nope"], "no injection of suite 'bank' is called 'nope'"),
         (["injection", "bank", "rent", "--phrasing", "rude"], "unknown phrasing 'rude'; choose one of: system"),
+        (["injection", "bank", "rent", "--attack", ""], "--attack is empty; name one of the suite's attacks"),
     ],
 )
 def test_bad_names_are_one_sentence_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -64,3 +64,11 @@ def test_message_views() -> None:
     call = ToolCall(id="1", name="f", arguments={})
     m = Message.assistant("a", [call])
     assert m.text == "a" and m.tool_calls == [call] and m.tool_results == []
+
+
+def test_settings_refuse_an_unknown_tool_choice() -> None:
+    from toolslip.messages import Settings, UseTool
+
+    assert Settings(tool_choice=UseTool("fx")).tool_choice == UseTool("fx")
+    with pytest.raises(ValueError, match="tool_choice must be 'auto', 'none', 'required' or UseTool"):
+        Settings(tool_choice="always")  # type: ignore[arg-type]

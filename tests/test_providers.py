@@ -116,6 +116,11 @@ def test_unknown_provider_and_missing_model_name() -> None:
         resolve_model("gemini:pro")
     with pytest.raises(ConfigError, match="needs a model name after the colon, e.g. anthropic:"):
         resolve_model("anthropic")
+    for dangling in ("scripted:", "anthropic:", "local:"):  # a colon promises a name: never a silent default
+        with pytest.raises(ConfigError, match="ends with a colon"):
+            resolve_model(dangling)
+    with pytest.raises(ConfigError, match="not int 5"):
+        resolve_model(5)  # type: ignore[arg-type]
 
 
 def _without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,6 +56,11 @@ class CheckReport:
 
 def check(data: object, fmt: str | None = None, *, fix: bool = False) -> CheckReport:
     """Check a request body or a message list in wire format ``fmt`` (guessed when ``None``)."""
+    if _is_declaration_list(data):
+        raise FormatError(
+            "this is a list of tool declarations, not a conversation: check takes a request body or a message "
+            "list; to check declarations run `toolslip lint FILE.json`"
+        )
     fmt = fmt or detect_format(data)
     get_format(fmt)  # an unknown name raises here, listing the known ones
     body = data if isinstance(data, dict) else None
@@ -90,6 +95,20 @@ def check(data: object, fmt: str | None = None, *, fix: bool = False) -> CheckRe
         return CheckReport(fmt, problems)
     fixed, changes = _repair(data, fmt, problems)
     return CheckReport(fmt, problems, fixed, changes)
+
+
+def _is_declaration_list(data: object) -> bool:
+    """Every item is a tool declaration of some format (and none is a message or an input item)."""
+    if not isinstance(data, list) or not data:
+        return False
+    return all(
+        isinstance(item, dict)
+        and "role" not in item
+        and (
+            "input_schema" in item or (item.get("type") == "function" and ("function" in item or "parameters" in item))
+        )
+        for item in data
+    )
 
 
 def detect_format(data: object) -> str:

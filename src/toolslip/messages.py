@@ -269,6 +269,12 @@ class Settings:
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Other body fields, sent verbatim to the provider."""
 
+    def __post_init__(self) -> None:
+        # A misspelt choice would otherwise reach the provider and come back as an HTTP 400 mid-run.
+        choice = self.tool_choice
+        if choice is not None and not isinstance(choice, UseTool) and choice not in ("auto", "none", "required"):
+            raise ValueError(f"tool_choice must be 'auto', 'none', 'required' or UseTool(name), not {choice!r}")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Request:

@@ -115,6 +115,17 @@ async def test_unknown_settings_are_refused(model: LocalModel) -> None:
     request = Request(model="", messages=(Message.user("hi"),), settings=Settings(extra={"mirostat": 2}))
     with pytest.raises(ConfigError, match="mirostat"):
         await model.complete(request)
+    two = Request(model="", messages=(Message.user("hi"),), settings=Settings(extra={"n": 2}))
+    with pytest.raises(ConfigError, match="one choice"):
+        await model.complete(two)
+
+
+async def test_fields_clients_send_routinely_are_accepted(model: LocalModel) -> None:
+    # what current SDKs and agent frameworks put in a chat request besides the messages
+    routine = {"max_completion_tokens": 3, "user": "u1", "metadata": {"k": "v"}, "store": False, "n": 1}
+    request = Request(model="", messages=(Message.user("Count from 1 to 50."),), settings=Settings(extra=routine))
+    response = await model.complete(request)
+    assert response.usage.output_tokens <= 3  # max_completion_tokens is honoured as the output limit
 
 
 def test_the_weights_load_once_per_process(model: LocalModel) -> None:

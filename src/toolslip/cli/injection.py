@@ -51,6 +51,8 @@ def _handle(args: argparse.Namespace) -> int:
     if args.phrasing not in PHRASINGS:
         raise ConfigError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(PHRASINGS)}")
     task = chosen.task(args.task)
+    if args.attack is not None and not args.attack.strip():
+        raise ConfigError("--attack is empty; name one of the suite's attacks (run `toolslip injection` to list them)")
     attack = chosen.injection(args.attack) if args.attack else None
     model: Literal["honest", "gullible"] = args.model or ("gullible" if attack else "honest")
     print(

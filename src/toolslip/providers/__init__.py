@@ -63,9 +63,13 @@ def resolve_model(spec: str, **options: Any) -> Model:
     Raises :class:`ConfigError` with one sentence for a malformed string, an unknown provider or a
     missing API key (naming the environment variable, never showing a key).
     """
+    if not isinstance(spec, str):
+        raise ConfigError(f"a model string is text such as 'openai:gpt-4o-mini', not {type(spec).__name__} {spec!r}")
     match = _SPEC.fullmatch(spec.strip())
     if match is None:
         raise ConfigError(f"model string {spec!r} is not valid; expected one of: {FORMS}")
+    if match["model"] == "":  # "scripted:" or "openai:": a colon promises a name
+        raise ConfigError(f"model string {spec!r} ends with a colon: name the model after it, or drop the colon")
     provider, model, url = match["provider"], match["model"] or "", match["url"]
     if url is not None:
         options.setdefault("base_url", url)

@@ -37,6 +37,11 @@ INSTALL_HINT = "pip install 'toolslip[local]'"
 _SAMPLING_KEYS = frozenset(
     {"seed", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
 )
+# Fields that SDKs and agent frameworks send routinely and that mean nothing to an in-process model
+# (bookkeeping, caching and privacy ids): accepted and ignored, so such clients work against `serve`.
+_IGNORED_KEYS = frozenset(
+    {"user", "metadata", "store", "service_tier", "prompt_cache_key", "safety_identifier", "logprobs", "n"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,18 +166,23 @@ class LocalModel:
         )
 
     def _options(self, settings: Settings) -> dict[str, Any]:
-        unknown = set(settings.extra) - _SAMPLING_KEYS
+        extra = dict(settings.extra)
+        # OpenAI's newer name for max_tokens (what current SDKs and agent frameworks send)
+        limit = extra.pop("max_completion_tokens", None)
+        if extra.get("n", 1) != 1 or extra.get("logprobs") not in (None, False):
+            raise ConfigError("the local model returns one choice without logprobs; drop n and logprobs")
+        unknown = set(extra) - _SAMPLING_KEYS - _IGNORED_KEYS
         if unknown:
             raise ConfigError(
                 f"the local model does not understand settings {sorted(unknown)}; it accepts {sorted(_SAMPLING_KEYS)}"
             )
         options: dict[str, Any] = {
-            "max_tokens": settings.max_tokens or self.max_tokens,
+            "max_tokens": settings.max_tokens or limit or self.max_tokens,
             "temperature": self.temperature if settings.temperature is None else settings.temperature,
             "seed": self.seed,
             "stop": list(settings.stop),
         }
-        options.update(settings.extra)
+        options.update((k, v) for k, v in extra.items() if k in _SAMPLING_KEYS)
         return options
 
     def _grammar(self, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None) -> Any:
