@@ -17,6 +17,8 @@ from typing import Any
 from toolslip.messages import ToolSpec
 
 CATEGORIES = ("simple_python", "multiple")
+HELD_OUT = ("live_simple", "live_multiple", "simple_java", "simple_javascript")
+"""Categories the index was never tuned on: real users' functions (live) and other languages' docs."""
 
 
 @dataclass(frozen=True)
@@ -31,14 +33,14 @@ def _lines(path: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def load() -> tuple[list[ToolSpec], list[Query]]:
+def load(categories: tuple[str, ...] = CATEGORIES) -> tuple[list[ToolSpec], list[Query]]:
     try:
         data = resources.files("bfcl_eval") / "data"
     except ModuleNotFoundError:
         raise SystemExit("the BFCL data is missing: pip install --no-deps bfcl-eval") from None
     pool: dict[str, ToolSpec] = {}  # keyed by the doc's JSON: identical docs once
     queries: list[Query] = []
-    for category in CATEGORIES:
+    for category in categories:
         answers = {a["id"]: a for a in _lines(data / "possible_answer" / f"BFCL_v4_{category}.json")}
         for item in _lines(data / f"BFCL_v4_{category}.json"):
             for doc in item["function"]:
@@ -46,7 +48,10 @@ def load() -> tuple[list[ToolSpec], list[Query]]:
                     json.dumps(doc, sort_keys=True),
                     ToolSpec(name=doc["name"], description=doc.get("description", ""), parameters=doc["parameters"]),
                 )
-            (answer,) = answers[item["id"]]["ground_truth"]
+            truth = answers[item["id"]]["ground_truth"]
+            if len(truth) != 1:  # retrieval of one function per question; parallel items are left out
+                continue
+            (answer,) = truth
             question = " ".join(m["content"] for m in item["question"][0] if m["role"] == "user")
             queries.append(Query(item["id"], question, next(iter(answer))))
     return list(pool.values()), queries

@@ -77,13 +77,8 @@ def timed(fn: Callable[[], object], clock: Callable[[], float] = time.perf_count
     return clock() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", type=int, default=10_000, help="tools in the speed test (default 10000)")
-    args = parser.parse_args()
-
-    pool, queries = bfcl.load()
-    print(f"BFCL pool: {len(pool)} docs, {len({t.name for t in pool})} names, {len(queries)} queries")
+def compare(pool: list[ToolSpec], queries: Sequence[bfcl.Query], title: str) -> None:
+    print(f"\n{title}: {len(pool)} docs, {len({t.name for t in pool})} names, {len(queries)} queries")
     baseline = quality(ToolIndex(pool, analyzer=plain_words, weights=PLAIN_WEIGHTS, expand=False), queries)
     shipped = quality(ToolIndex(pool), queries)
     print(f"{'retriever':<36} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6}")
@@ -91,6 +86,19 @@ def main() -> None:
         print(f"{label:<36} " + " ".join(f"{row[k]:6.3f}" for k in ("R@1", "R@5", "R@10", "MRR")))
     misses = [round((1 - row["R@5"]) * len(queries)) for row in (baseline, shipped)]
     print(f"R@5 gain over baseline: {shipped['R@5'] - baseline['R@5']:+.3f} (misses {misses[0]} -> {misses[1]})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", type=int, default=10_000, help="tools in the speed test (default 10000)")
+    args = parser.parse_args()
+
+    pool, queries = bfcl.load()
+    compare(pool, queries, "BFCL simple_python + multiple (the target)")
+    # The index's expansion and stemming were chosen while reading the misses above; these categories
+    # were never looked at, so they say how much of the gain carries over.
+    held_pool, held_queries = bfcl.load(bfcl.HELD_OUT)
+    compare(held_pool, held_queries, f"BFCL held out: {' + '.join(bfcl.HELD_OUT)}")
 
     tools = synthetic(pool, args.size)
     builds = sorted(timed(lambda: ToolIndex(tools)) for _ in range(5))
