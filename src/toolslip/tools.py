@@ -302,13 +302,18 @@ def _describe_validation(exc: Any, tool_name: str) -> str:
 
 
 def _jsonschema_validator(schema: Mapping[str, Any]) -> Validator:
-    def validate(arguments: Mapping[str, Any]) -> dict[str, Any]:
-        import jsonschema
+    # Built on the first call, not per call: every call is validated, and the repeat guard validates again.
+    checker: Any = None
 
-        validator = jsonschema.Draft202012Validator(schema)
+    def validate(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        nonlocal checker
+        if checker is None:
+            import jsonschema
+
+            checker = jsonschema.Draft202012Validator(schema)
         problems = [
             f"argument '{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}': {e.message}"
-            for e in validator.iter_errors(dict(arguments))
+            for e in checker.iter_errors(dict(arguments))
         ]
         if problems:
             raise ArgumentError("invalid arguments: " + "; ".join(problems))
