@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .errors import ConfigError
 from .hooks import Hook, RunContext
-from .messages import Image, Message, ModelResponse, Part, ProviderPart, Request, Text, ToolCall, ToolResult
+from .messages import Image, Message, ModelResponse, Part, ProviderPart, Request, Text, ToolCall, ToolResult, Usage
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer, TracerProvider
@@ -92,11 +92,7 @@ class Tracing(Hook):
         run.set_attribute("toolslip.run.stop_reason", str(result.stop_reason))
         run.set_attribute("toolslip.run.steps", result.steps)
         run.set_attribute("toolslip.run.tool_calls", result.tool_calls)
-        _set_usage(
-            run,
-            result.usage.input_tokens + result.usage.cache_read_tokens + result.usage.cache_write_tokens,
-            result.usage.output_tokens,
-        )
+        _set_usage(run, result.usage)
         if self.capture_content and result.messages:
             run.set_attribute("gen_ai.output.messages", _messages_json(result.messages[-1:]))
         run.end()
@@ -157,8 +153,7 @@ class Tracing(Hook):
             span.set_attribute("gen_ai.response.id", response.id)
         span.set_attribute("gen_ai.response.finish_reasons", [response.raw_stop_reason or response.stop_reason])
         usage = response.usage
-        # The conventions count cached input inside input_tokens, and report it again on its own.
-        _set_usage(span, usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens, usage.output_tokens)
+        _set_usage(span, usage)
         if usage.cache_read_tokens:
             span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
         if usage.cache_write_tokens:
@@ -211,9 +206,12 @@ def _split_name(name: str) -> tuple[str, str]:
     return (provider, model) if colon else ("toolslip", name)
 
 
-def _set_usage(span: Span, input_tokens: int, output_tokens: int) -> None:
-    span.set_attribute("gen_ai.usage.input_tokens", input_tokens)
-    span.set_attribute("gen_ai.usage.output_tokens", output_tokens)
+def _set_usage(span: Span, usage: Usage) -> None:
+    # The conventions count cached input inside input_tokens, and report it again on its own.
+    span.set_attribute(
+        "gen_ai.usage.input_tokens", usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    )
+    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
 
 
 def _part(part: Part) -> dict[str, Any]:
