@@ -23,7 +23,7 @@ import base64
 import codecs
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, unquote_plus
 
@@ -129,17 +129,21 @@ class SecretGuard(Hook):
             if len(v) >= min_length and v not in known
         ]
         self._guarded = guarded
+        # Longest needle first, so a form that contains another is replaced whole.
+        self._redactions = [
+            (needle, f"[secret:{item.name}]")
+            for item in guarded
+            if item.kind == "secret"
+            for needle in sorted(item.forms, key=len, reverse=True)
+        ]
         self._exempt = frozenset(exempt)
 
     # --- results: secrets become handles ----------------------------------------------------------
 
     def redact(self, text: str) -> str:
         """``text`` with every configured secret, in every encoded form, replaced by its handle."""
-        for item in self._guarded:
-            if item.kind != "secret":
-                continue
-            for needle in sorted(item.forms, key=len, reverse=True):
-                text = text.replace(needle, f"[secret:{item.name}]")
+        for needle, handle in self._redactions:
+            text = text.replace(needle, handle)
         return text
 
     def reveal(self, text: str) -> str:
@@ -154,13 +158,7 @@ class SecretGuard(Hook):
             redacted = tuple(Text(text=self.redact(p.text)) if isinstance(p, Text) else p for p in content)
         if redacted == content:
             return result
-        return ToolResult(
-            call_id=result.call_id,
-            name=result.name,
-            content=redacted,
-            is_error=result.is_error,
-            untrusted=result.untrusted,
-        )
+        return replace(result, content=redacted)
 
     # --- arguments: guarded values never leave ----------------------------------------------------
 
