@@ -39,6 +39,7 @@ __all__ = [
     "PausedRun",
     "Rule",
     "as_decisions",
+    "refusal",
     "resume_paused",
     "settle",
     "terminal_approver",
@@ -127,7 +128,7 @@ class Approval(Hook):
             return None
         why = f": {outcome.note}" if outcome.note else ""
         text = f"the user refused to run {tool.name} with these arguments{why}. Do not retry it unchanged."
-        return ToolAnswer(result=_error(call, text), note="denied")
+        return refusal(call, text, "denied")
 
     async def on_finish(self, ctx: RunContext, result: RunResult) -> None:
         pending: dict[str, ApprovalRequest | None] = ctx.state.get(PENDING, {})
@@ -191,11 +192,13 @@ async def settle(
 
 def _hold(ctx: RunContext, call: ToolCall, request: ApprovalRequest | None, text: str) -> ToolAnswer:
     ctx.state.setdefault(PENDING, {})[call.id] = request
-    return ToolAnswer(result=_error(call, text), note="pending")
+    return refusal(call, text, "pending")
 
 
-def _error(call: ToolCall, text: str) -> ToolResult:
-    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
+def refusal(call: ToolCall, text: str, note: str) -> ToolAnswer:
+    """The error result a held or blocked call gets instead of running; it must not echo anything secret."""
+    result = ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
+    return ToolAnswer(result=result, note=note)
 
 
 async def ask(approver: Approver, request: ApprovalRequest) -> Decision:

@@ -23,12 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from .approval import GRANTED, ApprovalRequest, Approver
+from .approval import GRANTED, ApprovalRequest, Approver, refusal
 from .approval import ask as ask_approver
 from .errors import ConfigError
 from .events import GateDecided
 from .hooks import Hook, RunContext, ToolAnswer
-from .messages import ToolCall, ToolResult
+from .messages import ToolCall
 from .provenance import Provenance, Source, TextProvenance
 from .tools import Tool
 
@@ -175,12 +175,6 @@ def describe_decision(event: GateDecided) -> str:
     if event.sources:
         line += f" [untrusted in context: {', '.join(event.sources)}]"
     return line
-
-
-def refusal(call: ToolCall, text: str, note: str) -> ToolAnswer:
-    """The error result a blocked call gets instead of running; it must not echo anything secret."""
-    result = ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
-    return ToolAnswer(result=result, note=note)
 
 
 @dataclass(eq=False)

@@ -27,10 +27,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, unquote_plus
 
+from .approval import refusal
 from .errors import ConfigError
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Text, ToolCall, ToolResult
-from .policy import record_decision, refusal
+from .policy import record_decision
 from .tools import Tool
 
 __all__ = ["SecretGuard", "encoded_forms"]
