@@ -20,6 +20,7 @@ from ._wire import (
     Json,
     dump_arguments,
     image_from_url,
+    image_to_url,
     leftover,
     obj,
     parse_arguments,
@@ -106,8 +107,7 @@ def _content_to_wire(part: Part, text_kind: str, kept: Json | None) -> Json:
     if type(part) is Text:
         block = {"type": text_kind, "text": part.text}
     elif type(part) is Image:
-        url = part.url if part.data is None else f"data:{part.media_type};base64,{part.data}"
-        block = {"type": "input_image", "image_url": url}
+        block = {"type": "input_image", "image_url": image_to_url(part)}
         if kept is None:
             block["detail"] = "auto"
     elif type(part) is ProviderPart and part.format == NAME:
