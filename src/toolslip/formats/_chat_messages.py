@@ -72,12 +72,9 @@ def message_to_wire(message: Message) -> Json:
     if calls:
         part_kept = kept.get("parts", EMPTY)
         out["tool_calls"] = [_call_to_wire(c, part_kept.get(str(len(parts) + j))) for j, c in enumerate(calls)]
-    if kept:
-        fields = kept.get("fields")
-        if fields:
-            out = {**fields, **out}
-            if message.role == "system" and fields.get("role") == "developer":
-                out["role"] = "developer"
+    out = with_fields(out, kept)
+    if message.role == "system" and kept.get("fields", EMPTY).get("role") == "developer":
+        out["role"] = "developer"
     return out
 
 
