@@ -30,7 +30,7 @@ from .errors import FormatError
 from .formats import get_format
 from .hooks import Hook, RunContext
 from .messages import Message, Request, ToolResult
-from .schema import NAME_RULES
+from .schema import name_pattern
 from .server_tools import declared_server_tools
 
 __all__ = ["CheckHook", "CheckReport", "Problem", "check", "check_request", "detect_format", "repair_messages"]
@@ -171,7 +171,7 @@ def _check_tools(body: Json, fmt: str, scan: Scan) -> None:
     tools = body.get(key)
     if not isinstance(tools, list):
         return
-    limit = NAME_RULES[fmt]
+    pattern = re.compile(name_pattern(fmt))
     for i, tool in enumerate(tools):
         if not isinstance(tool, dict):
             continue
@@ -179,12 +179,12 @@ def _check_tools(body: Json, fmt: str, scan: Scan) -> None:
         if fn is None:
             continue  # a server or hosted tool: the provider names it
         name = fn.get("name")
-        if not isinstance(name, str) or not re.fullmatch(rf"[a-zA-Z0-9_-]{{1,{limit}}}", name):
+        if not isinstance(name, str) or not pattern.fullmatch(name):
             scan.problem(
                 None,
                 f"{key}[{i}].name",
                 "bad_name",
-                f"{name!r} breaks {fmt}'s name pattern ^[a-zA-Z0-9_-]{{1,{limit}}}$",
+                f"{name!r} breaks {fmt}'s name pattern {pattern.pattern}",
                 "rename it (toolslip.schema.NameMap keeps the way back)",
             )
 

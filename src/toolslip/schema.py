@@ -24,7 +24,15 @@ from typing import Any
 from .errors import ToolDefinitionError
 from .messages import ToolCall, ToolSpec
 
-__all__ = ["NAME_RULES", "NameMap", "NormalizedTools", "normalize_schema", "normalize_tools", "strict_schema"]
+__all__ = [
+    "NAME_RULES",
+    "NameMap",
+    "NormalizedTools",
+    "name_pattern",
+    "normalize_schema",
+    "normalize_tools",
+    "strict_schema",
+]
 
 NAME_RULES: dict[str, int] = {
     "openai-chat": 64,
@@ -33,7 +41,14 @@ NAME_RULES: dict[str, int] = {
     "anthropic": 128,
 }
 """Longest tool name each format accepts; every one allows only ``[a-zA-Z0-9_-]``."""
-_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
+_NAME_CHARS = "a-zA-Z0-9_-"
+_BAD_CHARS = re.compile(f"[^{_NAME_CHARS}]+")
+
+
+def name_pattern(fmt: str) -> str:
+    """The regular expression a tool name must match in format ``fmt`` (``^[a-zA-Z0-9_-]{1,64}$``)."""
+    return f"^[{_NAME_CHARS}]{{1,{NAME_RULES[fmt]}}}$"
+
 
 _TYPES: dict[str, str | None] = {
     **dict.fromkeys(("object", "dict", "map", "hashmap", "treemap", "linkedhashmap", "hashtable", "record"), "object"),

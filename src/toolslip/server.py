@@ -103,12 +103,15 @@ def openai_frames(response: ModelResponse, options: object) -> list[bytes]:
 
 def anthropic_frames(response: ModelResponse, options: object) -> list[bytes]:
     """The SSE body Anthropic streams for ``response`` (it has no stream options)."""
-    return [encode(orjson.dumps(data).decode(), name) for name, data in anthropic_stream.response_to_events(response)]
+    return _named_frames(anthropic_stream.response_to_events(response))
 
 
 def responses_frames(response: ModelResponse, options: object) -> list[bytes]:
     """The SSE body the Responses API streams for ``response`` (its one option only pads events)."""
-    events = openai_responses_stream.response_to_events(response)
+    return _named_frames(openai_responses_stream.response_to_events(response))
+
+
+def _named_frames(events: list[tuple[str, dict[str, Any]]]) -> list[bytes]:
     return [encode(orjson.dumps(data).decode(), name) for name, data in events]
 
 

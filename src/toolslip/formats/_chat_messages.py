@@ -18,6 +18,7 @@ from ._wire import (
     Json,
     dump_arguments,
     image_from_url,
+    image_to_url,
     leftover,
     obj,
     parse_arguments,
@@ -71,12 +72,9 @@ def message_to_wire(message: Message) -> Json:
     if calls:
         part_kept = kept.get("parts", EMPTY)
         out["tool_calls"] = [_call_to_wire(c, part_kept.get(str(len(parts) + j))) for j, c in enumerate(calls)]
-    if kept:
-        fields = kept.get("fields")
-        if fields:
-            out = {**fields, **out}
-            if message.role == "system" and fields.get("role") == "developer":
-                out["role"] = "developer"
+    out = with_fields(out, kept)
+    if message.role == "system" and kept.get("fields", EMPTY).get("role") == "developer":
+        out["role"] = "developer"
     return out
 
 
@@ -119,8 +117,7 @@ def _part_to_wire(part: Part, kept: Json | None) -> Json | None:
         block: Json = {"type": "text", "text": part.text}
         return {**kept, **block} if kept else block
     if type(part) is Image:
-        url = part.url if part.data is None else f"data:{part.media_type};base64,{part.data}"
-        inner: Json = {"url": url}
+        inner: Json = {"url": image_to_url(part)}
         return {"type": "image_url", "image_url": {**kept, **inner} if kept else inner}
     if type(part) is ProviderPart:
         # Another format's private block (an Anthropic thinking block...) has no meaning here.

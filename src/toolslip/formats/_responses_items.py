@@ -20,6 +20,7 @@ from ._wire import (
     Json,
     dump_arguments,
     image_from_url,
+    image_to_url,
     leftover,
     obj,
     parse_arguments,
@@ -106,8 +107,7 @@ def _content_to_wire(part: Part, text_kind: str, kept: Json | None) -> Json:
     if type(part) is Text:
         block = {"type": text_kind, "text": part.text}
     elif type(part) is Image:
-        url = part.url if part.data is None else f"data:{part.media_type};base64,{part.data}"
-        block = {"type": "input_image", "image_url": url}
+        block = {"type": "input_image", "image_url": image_to_url(part)}
         if kept is None:
             block["detail"] = "auto"
     elif type(part) is ProviderPart and part.format == NAME:
@@ -196,14 +196,7 @@ class _Reader:
     def item(self, item: Json, path: str) -> None:
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "function_call":
-            arguments = text(item.get("arguments"), f"{path}.arguments")
-            call = ToolCall(
-                id=text(item.get("call_id"), f"{path}.call_id"),
-                name=text(item.get("name"), f"{path}.name"),
-                arguments=parse_arguments(arguments),
-                raw_arguments=arguments,
-            )
-            self.add("assistant", call, leftover(item, _CALL_KEYS))
+            self.add("assistant", call_from_wire(item, path), leftover(item, _CALL_KEYS))
         elif kind == "function_call_output":
             result = ToolResult(
                 call_id=text(item.get("call_id"), f"{path}.call_id"), content=_output_from_wire(item, path)
@@ -234,6 +227,17 @@ class _Reader:
                 part = Text(text=text(block.get("text"), f"{path}.content[{j}].text"))
             rest = leftover(block, frozenset({"type", "text"})) if type(part) is Text else {}
             self.add("assistant", part, {**(head if j == 0 else {}), "block": rest} if j == 0 or rest else None)
+
+
+def call_from_wire(item: Json, path: str) -> ToolCall:
+    """A ``function_call`` item as a ToolCall (its other keys are the caller's to keep)."""
+    arguments = text(item.get("arguments"), f"{path}.arguments")
+    return ToolCall(
+        id=text(item.get("call_id"), f"{path}.call_id"),
+        name=text(item.get("name"), f"{path}.name"),
+        arguments=parse_arguments(arguments),
+        raw_arguments=arguments,
+    )
 
 
 def _message_from_wire(item: Json, path: str) -> Message:

@@ -49,3 +49,10 @@ class JsonStream:
 
     def malformed(self, what: str) -> ProviderError:
         return ProviderError(f"malformed {self.SERVICE} stream: {what}")
+
+    def cut_short(self, awaited: str, got: str) -> ProviderError:
+        """The stream stopped before ``awaited`` (its proper end): asking again may well work."""
+        return ProviderError(
+            f"the {self.SERVICE} stream ended before {awaited} (received {got}); the partial answer was discarded",
+            retryable=True,
+        )

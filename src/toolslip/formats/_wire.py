@@ -140,6 +140,11 @@ def image_from_url(url: str) -> Image:
     return Image(media_type=guess_media_type(url), url=url)
 
 
+def image_to_url(image: Image) -> str | None:
+    """An Image as an OpenAI image URL: inline data becomes a ``data:`` URL (the inverse of image_from_url)."""
+    return image.url if image.data is None else f"data:{image.media_type};base64,{image.data}"
+
+
 def split_tools(
     items: object, path: str, read: Callable[[Json, str], ToolSpec | None]
 ) -> tuple[list[ToolSpec], list[Json]]:

@@ -155,10 +155,7 @@ class Accumulator(JsonStream):
         """The whole response; :class:`ProviderError` when the stream stopped before ``message_stop``."""
         if self._message is None or not self.done:
             got = "nothing" if self._message is None else f"{len(self._blocks)} content blocks"
-            raise ProviderError(
-                f"the Anthropic stream ended before message_stop (received {got}); the partial answer was discarded",
-                retryable=True,
-            )
+            raise self.cut_short("message_stop", got)
         if any(not b.stopped for b in self._blocks.values()):
             raise self.malformed("message_stop while a content block was still open")
         return anthropic.response_from_wire(self.response())

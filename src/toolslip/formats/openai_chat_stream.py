@@ -171,10 +171,7 @@ class Accumulator(JsonStream):
         first = self._choices.get(0)
         if first is None or first.finish_reason is None:
             got = f"{len(''.join(first.content))} characters and {len(first.calls)} tool calls" if first else "nothing"
-            raise ProviderError(
-                f"the OpenAI stream ended before finish_reason (received {got}); the partial answer was discarded",
-                retryable=True,
-            )
+            raise self.cut_short("finish_reason", got)
         return openai_chat.response_from_wire(self.response())
 
 

@@ -34,11 +34,12 @@ from typing import Any
 import orjson
 
 from ..errors import ProviderError
-from ..messages import ModelResponse, ToolCall
+from ..messages import ModelResponse
 from ..streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk, split
 from . import openai_responses
+from ._responses_items import call_from_wire
 from ._stream import JsonStream
-from ._wire import Json, obj, parse_arguments, seq, text
+from ._wire import Json, obj, seq, text
 
 __all__ = ["NAME", "TERMINAL", "Accumulator", "response_to_events", "stream_body"]
 
@@ -137,7 +138,7 @@ class Accumulator(JsonStream):
         call = self._calls.get(data["output_index"])
         if call is None:
             return []
-        return [CallComplete(index=call, call=_call(item))]
+        return [CallComplete(index=call, call=call_from_wire(item, "function_call"))]
 
     def response(self) -> Json:
         """The response object: the terminal event's, else the one received so far with the items built."""
@@ -150,22 +151,8 @@ class Accumulator(JsonStream):
         """The whole response; :class:`ProviderError` when the stream stopped before its terminal event."""
         if not self.done:
             got = "nothing" if self._head is None else f"{len(self._items)} output items"
-            raise ProviderError(
-                f"the OpenAI Responses stream ended before response.completed (received {got}); "
-                "the partial answer was discarded",
-                retryable=True,
-            )
+            raise self.cut_short("response.completed", got)
         return openai_responses.response_from_wire(self.response())
-
-
-def _call(item: Json) -> ToolCall:
-    arguments = text(item.get("arguments"), "function_call.arguments")
-    return ToolCall(
-        id=text(item.get("call_id"), "function_call.call_id"),
-        name=text(item.get("name"), "function_call.name"),
-        arguments=parse_arguments(arguments),
-        raw_arguments=arguments,
-    )
 
 
 def _stream_error(data: Json) -> ProviderError:

@@ -46,13 +46,14 @@ FORMS = (
 DEFAULT_OPENAI = "openai:gpt-4o-mini"
 DEFAULT_ANTHROPIC = "anthropic:claude-sonnet-4-6"  # claude-sonnet-4-5 retires on 2026-11-30
 
-_SPEC = re.compile(r"(?P<provider>[a-z][a-z0-9_-]*)(?::(?P<model>[^\s]*?))?(?:@(?P<url>https?://\S+))?")
+_PREFIX = r"[a-z][a-z0-9_-]*"
+_SPEC = re.compile(rf"(?P<provider>{_PREFIX})(?::(?P<model>[^\s]*?))?(?:@(?P<url>https?://\S+))?")
 _registry: dict[str, ProviderFactory] = {}
 
 
 def register_provider(prefix: str, factory: ProviderFactory) -> None:
     """Make ``resolve_model("PREFIX:...")`` call ``factory``; a later registration replaces an earlier one."""
-    if not re.fullmatch(r"[a-z][a-z0-9_-]*", prefix):
+    if not re.fullmatch(_PREFIX, prefix):
         raise ValueError(f"provider prefix must be lowercase letters, digits, '-' or '_', got {prefix!r}")
     _registry[prefix] = factory
 

@@ -150,8 +150,9 @@ class LocalModel:
         if not isinstance(out, Mapping):  # pragma: no cover - stream=False always returns one completion
             raise ProviderError("llama.cpp returned a stream for a non-streaming request")
         choice, usage = out["choices"][0], out["usage"]
-        text, calls = parse_output(choice["text"], tools)
-        if settings.tool_choice == "none":
+        if settings.tool_choice != "none":
+            text, calls = parse_output(choice["text"], tools)
+        else:
             text, calls = choice["text"].strip(), []
         stop: StopReason = (
             "tool_use" if calls else ("max_tokens" if choice.get("finish_reason") == "length" else "end_turn")
