@@ -6,7 +6,7 @@ final answer, sending the whole history and the tool list on every request, as a
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import contextlib
 import json
 import subprocess
@@ -27,7 +27,6 @@ OPENAI_TOOLS = [
     {"type": "function", "function": {"name": "add", "description": "Add two integers.", "parameters": ADD_SCHEMA}}
 ]
 ANTHROPIC_TOOLS = [{"name": "add", "description": "Add two integers.", "input_schema": ADD_SCHEMA}]
-QUIET_ENV = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "DO_NOT_TRACK": "1", "NO_PROXY": "127.0.0.1"}
 
 
 def add(a: int, b: int) -> int:
@@ -217,13 +216,19 @@ def median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def run_child(args: list[str]) -> dict[str, Any]:
-    """Run this directory's ``script`` in a fresh process and read the JSON line it prints last."""
+def add_child_options(parser: argparse.ArgumentParser) -> None:
+    """The hidden ``--child IMPL --base URL`` a benchmark passes to the fresh process that measures IMPL."""
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--base", help=argparse.SUPPRESS)
+
+
+def run_child(script: str, impl: str, base: str, **options: object) -> dict[str, Any]:
+    """Run ``script --child IMPL --base BASE --OPTION VALUE ...`` in a fresh process; read the JSON line it
+    prints last."""
+    args = [script, "--child", impl, "--base", base]
+    for name, value in options.items():
+        args += [f"--{name}", str(value)]
     done = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"child {args} failed:\n{done.stderr[-3000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
-def new_loop_run(coro: Awaitable[Any]) -> Any:
-    return asyncio.run(coro)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-from _common import IMPLS, check, fake_server, median, run_child
+from _common import IMPLS, add_child_options, check, fake_server, median, run_child
 
 DEFAULT_IMPLS = "toolslip_openai,toolslip_anthropic,raw_aiohttp_json,sdk_openai,sdk_anthropic"
 
@@ -93,8 +93,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--impls", default=DEFAULT_IMPLS)
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--base", help=argparse.SUPPRESS)
+    add_child_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(child(args.child, args.base, args.runs, args.steps))))
@@ -104,18 +103,7 @@ def main() -> None:
     with fake_server(latency=args.latency) as base:
         for number in range(args.rounds):
             for impl in random.sample(impls, len(impls)):
-                command = [
-                    __file__,
-                    "--child",
-                    impl,
-                    "--base",
-                    base,
-                    "--runs",
-                    str(args.runs),
-                    "--steps",
-                    str(args.steps),
-                ]
-                rows.append(run_child(command))
+                rows.append(run_child(__file__, impl, base, runs=args.runs, steps=args.steps))
             print(f"round {number + 1}/{args.rounds} done", flush=True)
     ideal = (args.steps + 1) * args.latency * 1000
     print(

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from _common import IMPLS, check, fake_server, median, run_child
+from _common import IMPLS, add_child_options, check, fake_server, median, run_child
 
 KS = (0, 5, 20)
 
@@ -110,8 +110,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10, help="measured runs per K in each child")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--impls", default=",".join(IMPLS))
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--base", help=argparse.SUPPRESS)
+    add_child_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(measure(args.child, args.base, args.runs, args.warmup))))
@@ -126,21 +125,7 @@ def main() -> None:
     with fake_server() as base:
         for number in range(args.rounds):
             order = random.sample(impls, len(impls))
-            results = []
-            for impl in order:
-                child = [
-                    __file__,
-                    "--child",
-                    impl,
-                    "--base",
-                    base,
-                    "--runs",
-                    str(args.runs),
-                    "--warmup",
-                    str(args.warmup),
-                ]
-                results.append(run_child(child))
-            rounds.append(results)
+            rounds.append([run_child(__file__, impl, base, runs=args.runs, warmup=args.warmup) for impl in order])
             print(f"round {number + 1}/{args.rounds} done ({', '.join(order)})", flush=True)
     report(rounds, impls)
 
