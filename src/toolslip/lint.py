@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import _lint_rules as r
+from ._text import terms
 from .effects import Effect
 from .messages import ToolSpec
-from .search import terms
 from .tokens import CONTEXT_WINDOWS, CostReport, declaration_cost
 from .tools import Tool
 
