@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -210,10 +211,9 @@ def check(output: str, k: int) -> None:
         raise AssertionError(f"wrong final answer for K={k}: {output!r}")
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+def spread(values: list[float], fmt: str = "{:,.0f}") -> str:
+    """``median [min-max]`` of ``values``, each formatted with ``fmt``."""
+    return f"{fmt.format(median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
 
 
 def add_child_options(parser: argparse.ArgumentParser) -> None:

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-from _common import IMPLS, add_child_options, check, fake_server, median, run_child
+from _common import IMPLS, add_child_options, check, fake_server, run_child, spread
 
 DEFAULT_IMPLS = "toolslip_openai,toolslip_anthropic,raw_aiohttp_json,sdk_openai,sdk_anthropic"
 
@@ -114,15 +114,9 @@ def main() -> None:
     print(f"{'impl':<20}" + "".join(f" {c:>25}" for c in [*columns[:4], "runs/s per core", *columns[4:]]))
     for impl in impls:
         mine = [r for r in rows if r["impl"] == impl]
-        cells = []
-        for column in columns[:4]:
-            values = [r[column] for r in mine]
-            cells.append(f"{median(values):,.1f} [{min(values):,.1f}-{max(values):,.1f}]")
-        per_core = [1000 / r["cpu_ms_per_run"] for r in mine]
-        cells.append(f"{median(per_core):,.0f} [{min(per_core):,.0f}-{max(per_core):,.0f}]")
-        for column in columns[4:]:
-            values = [r[column] for r in mine]
-            cells.append(f"{median(values):,.1f} [{min(values):,.1f}-{max(values):,.1f}]")
+        cells = [spread([r[column] for r in mine], "{:,.1f}") for column in columns[:4]]
+        cells.append(spread([1000 / r["cpu_ms_per_run"] for r in mine]))
+        cells += [spread([r[column] for r in mine], "{:,.1f}") for column in columns[4:]]
         print(f"{impl:<20}" + "".join(f" {c:>25}" for c in cells))
     print("targets: runs/s per core >= 150, KB/run < 80 (toolslip rows)")
 

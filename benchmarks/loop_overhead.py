@@ -21,9 +21,10 @@ import random
 import subprocess
 import sys
 import time
+from statistics import median
 from typing import Any
 
-from _common import IMPLS, add_child_options, check, fake_server, median, run_child
+from _common import IMPLS, add_child_options, check, fake_server, run_child, spread
 
 KS = (0, 5, 20)
 
@@ -64,9 +65,6 @@ def per_step(cpu: dict[str, float], k: int) -> float:
 
 
 def report(rounds: list[list[dict[str, Any]]], impls: list[str]) -> None:
-    def spread(values: list[float], fmt: str = "{:,.0f}") -> str:
-        return f"{fmt.format(median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
-
     print(f"\nmedian over {len(rounds)} rounds [min-max]; CPU = client process time")
     header = f"{'impl':<27}{'CPU us/step K=5':>26}{'CPU us/step K=20':>26}"
     header += f"{'CPU ms/run K=0':>16}{'K=5':>9}{'K=20':>9}{'wall ms K=20':>14}"
