@@ -6,13 +6,14 @@ final answer, sending the whole history and the tool list on every request, as a
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import contextlib
 import json
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -27,7 +28,6 @@ OPENAI_TOOLS = [
     {"type": "function", "function": {"name": "add", "description": "Add two integers.", "parameters": ADD_SCHEMA}}
 ]
 ANTHROPIC_TOOLS = [{"name": "add", "description": "Add two integers.", "input_schema": ADD_SCHEMA}]
-QUIET_ENV = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "DO_NOT_TRACK": "1", "NO_PROXY": "127.0.0.1"}
 
 
 def add(a: int, b: int) -> int:
@@ -211,19 +211,24 @@ def check(output: str, k: int) -> None:
         raise AssertionError(f"wrong final answer for K={k}: {output!r}")
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+def spread(values: list[float], fmt: str = "{:,.0f}") -> str:
+    """``median [min-max]`` of ``values``, each formatted with ``fmt``."""
+    return f"{fmt.format(median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
 
 
-def run_child(args: list[str]) -> dict[str, Any]:
-    """Run this directory's ``script`` in a fresh process and read the JSON line it prints last."""
+def add_child_options(parser: argparse.ArgumentParser) -> None:
+    """The hidden ``--child IMPL --base URL`` a benchmark passes to the fresh process that measures IMPL."""
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--base", help=argparse.SUPPRESS)
+
+
+def run_child(script: str, impl: str, base: str, **options: object) -> dict[str, Any]:
+    """Run ``script --child IMPL --base BASE --OPTION VALUE ...`` in a fresh process; read the JSON line it
+    prints last."""
+    args = [script, "--child", impl, "--base", base]
+    for name, value in options.items():
+        args += [f"--{name}", str(value)]
     done = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"child {args} failed:\n{done.stderr[-3000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
-def new_loop_run(coro: Awaitable[Any]) -> Any:
-    return asyncio.run(coro)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-from _common import IMPLS, check, fake_server, median, run_child
+from _common import IMPLS, add_child_options, check, fake_server, run_child, spread
 
 DEFAULT_IMPLS = "toolslip_openai,toolslip_anthropic,raw_aiohttp_json,sdk_openai,sdk_anthropic"
 
@@ -93,8 +93,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--impls", default=DEFAULT_IMPLS)
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--base", help=argparse.SUPPRESS)
+    add_child_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(child(args.child, args.base, args.runs, args.steps))))
@@ -104,18 +103,7 @@ def main() -> None:
     with fake_server(latency=args.latency) as base:
         for number in range(args.rounds):
             for impl in random.sample(impls, len(impls)):
-                command = [
-                    __file__,
-                    "--child",
-                    impl,
-                    "--base",
-                    base,
-                    "--runs",
-                    str(args.runs),
-                    "--steps",
-                    str(args.steps),
-                ]
-                rows.append(run_child(command))
+                rows.append(run_child(__file__, impl, base, runs=args.runs, steps=args.steps))
             print(f"round {number + 1}/{args.rounds} done", flush=True)
     ideal = (args.steps + 1) * args.latency * 1000
     print(
@@ -126,15 +114,9 @@ def main() -> None:
     print(f"{'impl':<20}" + "".join(f" {c:>25}" for c in [*columns[:4], "runs/s per core", *columns[4:]]))
     for impl in impls:
         mine = [r for r in rows if r["impl"] == impl]
-        cells = []
-        for column in columns[:4]:
-            values = [r[column] for r in mine]
-            cells.append(f"{median(values):,.1f} [{min(values):,.1f}-{max(values):,.1f}]")
-        per_core = [1000 / r["cpu_ms_per_run"] for r in mine]
-        cells.append(f"{median(per_core):,.0f} [{min(per_core):,.0f}-{max(per_core):,.0f}]")
-        for column in columns[4:]:
-            values = [r[column] for r in mine]
-            cells.append(f"{median(values):,.1f} [{min(values):,.1f}-{max(values):,.1f}]")
+        cells = [spread([r[column] for r in mine], "{:,.1f}") for column in columns[:4]]
+        cells.append(spread([1000 / r["cpu_ms_per_run"] for r in mine]))
+        cells += [spread([r[column] for r in mine], "{:,.1f}") for column in columns[4:]]
         print(f"{impl:<20}" + "".join(f" {c:>25}" for c in cells))
     print("targets: runs/s per core >= 150, KB/run < 80 (toolslip rows)")
 

@@ -21,9 +21,10 @@ import random
 import subprocess
 import sys
 import time
+from statistics import median
 from typing import Any
 
-from _common import IMPLS, check, fake_server, median, run_child
+from _common import IMPLS, add_child_options, check, fake_server, run_child, spread
 
 KS = (0, 5, 20)
 
@@ -64,9 +65,6 @@ def per_step(cpu: dict[str, float], k: int) -> float:
 
 
 def report(rounds: list[list[dict[str, Any]]], impls: list[str]) -> None:
-    def spread(values: list[float], fmt: str = "{:,.0f}") -> str:
-        return f"{fmt.format(median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
-
     print(f"\nmedian over {len(rounds)} rounds [min-max]; CPU = client process time")
     header = f"{'impl':<27}{'CPU us/step K=5':>26}{'CPU us/step K=20':>26}"
     header += f"{'CPU ms/run K=0':>16}{'K=5':>9}{'K=20':>9}{'wall ms K=20':>14}"
@@ -110,8 +108,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10, help="measured runs per K in each child")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--impls", default=",".join(IMPLS))
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--base", help=argparse.SUPPRESS)
+    add_child_options(parser)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(measure(args.child, args.base, args.runs, args.warmup))))
@@ -126,21 +123,7 @@ def main() -> None:
     with fake_server() as base:
         for number in range(args.rounds):
             order = random.sample(impls, len(impls))
-            results = []
-            for impl in order:
-                child = [
-                    __file__,
-                    "--child",
-                    impl,
-                    "--base",
-                    base,
-                    "--runs",
-                    str(args.runs),
-                    "--warmup",
-                    str(args.warmup),
-                ]
-                results.append(run_child(child))
-            rounds.append(results)
+            rounds.append([run_child(__file__, impl, base, runs=args.runs, warmup=args.warmup) for impl in order])
             print(f"round {number + 1}/{args.rounds} done ({', '.join(order)})", flush=True)
     report(rounds, impls)
 

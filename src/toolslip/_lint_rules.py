@@ -14,11 +14,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._text import CAMEL, stem, terms
+from ._text import CAMEL, CJK, stem, terms
 from .effects import Effect, is_side_effecting
 
-# A CJK character carries about half an English word of meaning.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
 
 BOUNDARY = re.compile(
@@ -115,7 +113,7 @@ TOPICS = (
 
 def size(text: str) -> float:
     """Length in English-word units: a word counts 1, a CJK character 0.5."""
-    return len(_WORDS.findall(text)) + len(_CJK.findall(text)) / 2
+    return len(_WORDS.findall(text)) + len(CJK.findall(text)) / 2
 
 
 def first_sentence(text: str) -> str:

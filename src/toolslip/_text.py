@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 
-__all__ = ["CAMEL", "expand", "stem", "terms"]
+__all__ = ["CAMEL", "CJK", "expand", "stem", "terms"]
 
 _STOP = frozenset(
     """a an and are as at be been by can could do does for from get given has have how i if in into is it
@@ -21,7 +21,8 @@ _STOP = frozenset(
 # Identifier boundaries: "getHTTPResponse" -> get HTTP Response; digits stand alone.
 CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"[A-Za-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+"""One character of a script written without spaces (Japanese kana, CJK ideographs, Hangul)."""
 _SUFFIXES = (
     "ational", "ations", "ation", "ically", "ical", "ions", "ion", "ings", "ing", "edly",
     "ies", "ied", "ers", "er", "ed", "es", "ly", "s",
@@ -62,7 +63,7 @@ def terms(text: str) -> list[str]:
 @lru_cache(maxsize=131072)
 def _chunk_terms(chunk: str) -> tuple[str, ...]:
     """Terms of one run of letters and digits; cached, since tool sets repeat their words a lot."""
-    if _CJK.match(chunk):
+    if CJK.match(chunk):
         return (chunk,) if len(chunk) == 1 else tuple(chunk[i : i + 2] for i in range(len(chunk) - 1))
     words = (piece.lower() for piece in CAMEL.findall(chunk))
     return tuple(stem(word) for word in words if word not in _STOP)

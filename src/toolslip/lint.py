@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import _lint_rules as r
+from ._text import terms
 from .effects import Effect
 from .messages import ToolSpec
-from .search import terms
 from .tokens import CONTEXT_WINDOWS, CostReport, declaration_cost
 from .tools import Tool
 
@@ -259,8 +259,9 @@ def _description(s: _Subject) -> Iterator[Finding]:
 
 def _parameters(s: _Subject) -> Iterator[Finding]:
     name = s.spec.name
-    siblings = " ".join(p.path for p in r.params(s.spec.parameters))
-    for p in r.params(s.spec.parameters):
+    found = list(r.params(s.spec.parameters))
+    siblings = " ".join(p.path for p in found)
+    for p in found:
         described = p.schema.get("description")
         text = described if isinstance(described, str) else ""
         if not text.strip():

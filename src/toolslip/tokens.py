@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._text import CJK
 from .messages import ToolSpec
 
 __all__ = ["CONTEXT_WINDOWS", "CostReport", "ToolCost", "count_tokens", "declaration_cost", "tokenizer_is_exact"]
@@ -32,7 +32,6 @@ __all__ = ["CONTEXT_WINDOWS", "CostReport", "ToolCost", "count_tokens", "declara
 CONTEXT_WINDOWS: Mapping[str, int] = {"openai-chat": 128_000, "anthropic": 200_000}
 """Context window (tokens) each share is computed against: GPT-4o's 128k and Claude's 200k."""
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _CHARS_PER_TOKEN, _TOKENS_PER_CJK = 4.7, 0.8  # fitted on BFCL's declarations and the seed chapter
 
 
@@ -62,7 +61,7 @@ def count_tokens(texts: Sequence[str]) -> list[int]:
         return _COUNTER(list(texts))
     counts = []
     for text in texts:
-        cjk = len(_CJK.findall(text))
+        cjk = len(CJK.findall(text))
         counts.append(math.ceil(cjk * _TOKENS_PER_CJK + (len(text) - cjk) / _CHARS_PER_TOKEN))
     return counts
 

@@ -2,8 +2,8 @@
 
 TOOLS is a Python file of ``@tool`` functions or a JSON list of declarations in the OpenAI Chat or
 Anthropic format (a request body with a ``tools`` key works too). Another source of tools, such as an MCP
-server, plugs in at :func:`load_subjects`: it returns tools or ``ToolSpec`` objects (and effects, if the
-source declares them) for :func:`toolslip.lint.lint`.
+server, plugs in at :func:`load_subjects`: it returns ``Tool`` objects (which carry their effects) or
+``ToolSpec`` declarations for :func:`toolslip.lint.lint`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from .._files import require_file
-from ..effects import Effect
 from ..errors import ConfigError, FormatError
 from ..messages import ToolSpec
 from ..tools import Tool
@@ -48,14 +46,12 @@ def _handle(args: argparse.Namespace) -> int:
 
     if args.tools is None and not args.mcp:
         raise ConfigError("give a tools file or JSON list of declarations, --mcp CMD, or both")
-    tools, effects = load_subjects(args.tools) if args.tools else ([], {})
-    for spec in args.mcp:  # the server's annotations become effects, so side-effect rules apply to it too
+    tools = load_subjects(args.tools) if args.tools else []
+    for spec in args.mcp:  # Tools whose effects come from the server's annotations, so side-effect rules apply
         from ..mcp import list_tools
 
-        served = asyncio.run(list_tools(spec))
-        tools += served
-        effects = {**effects, **{t.name: t.effects for t in served}}
-    report = lint(tools, effects=effects, disable=args.disable, cost=not args.no_cost)
+        tools += asyncio.run(list_tools(spec))
+    report = lint(tools, disable=args.disable, cost=not args.no_cost)
     if args.format == "json":
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:
@@ -64,11 +60,11 @@ def _handle(args: argparse.Namespace) -> int:
     return EXIT_ERROR if failed else EXIT_OK
 
 
-def load_subjects(source: str) -> tuple[list[Tool | ToolSpec], Mapping[str, frozenset[Effect]]]:
-    """The tools named by ``source`` and the effects their source declares (none for JSON files)."""
+def load_subjects(source: str) -> list[Tool | ToolSpec]:
+    """The tools named by ``source``: ``Tool`` objects from a Python file, declarations from a JSON file."""
     if source.endswith(".py"):
-        return list(load_tools_file(source)), {}
-    return list(load_declarations(source)), {}
+        return list(load_tools_file(source))
+    return list(load_declarations(source))
 
 
 def load_declarations(path: str) -> list[ToolSpec]:

@@ -71,10 +71,8 @@ def load_model(spec: str) -> Model:
         if model is None or not hasattr(model, "complete"):
             raise ConfigError(f"{path} has no model named {name!r} (an object with an async complete(request))")
         return model  # type: ignore[no-any-return]
-    try:
-        from ..providers import resolve_model
-    except ImportError:
-        raise ConfigError(f"cannot resolve model {spec!r}: provider support is not installed") from None
+    from ..providers import resolve_model
+
     return resolve_model(spec)
 
 

@@ -147,9 +147,6 @@ class ModelString:
 
 @functools.cache
 def _provider_model(spec: str) -> Model:
-    try:
-        from ..providers import resolve_model  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise ConfigError(f"model {spec!r}: this install has no providers; use reference or flaky:P") from None
-    model: Model = resolve_model(spec)
-    return model
+    from ..providers import resolve_model
+
+    return resolve_model(spec)

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ConfigError
-from .runner import Executor, TrialSpec
+from .runner import Executor, TrialSpec, run_spec
 from .suite import Suite, load_suite
-from .trial import TrialRecord, run_trial
+from .trial import TrialRecord
 
 __all__ = ["ray_executor"]
 
@@ -28,9 +28,7 @@ def _run_remote(suite_path: str, spec: TrialSpec) -> dict[str, Any]:
     suite = _suites.get(suite_path)
     if suite is None:
         suite = _suites[suite_path] = load_suite(suite_path)
-    task = suite.task(spec.task)
-    record = asyncio.run(run_trial(suite, task, spec.model, trial=spec.trial, attempt=spec.attempt, seed=spec.seed))
-    return record.to_dict()
+    return asyncio.run(run_spec(suite, spec)).to_dict()
 
 
 @contextmanager

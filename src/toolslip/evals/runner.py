@@ -23,7 +23,7 @@ from ..model import Model
 from .suite import Suite
 from .trial import TrialModel, TrialRecord, run_trial, trial_seed
 
-__all__ = ["Executor", "Progress", "TrialSpec", "evaluate", "local_executor", "read_results"]
+__all__ = ["Executor", "Progress", "TrialSpec", "evaluate", "local_executor", "read_results", "run_spec"]
 
 
 @dataclass(frozen=True)
@@ -40,14 +40,15 @@ class TrialSpec:
 Executor = Callable[[TrialSpec], Awaitable[TrialRecord]]
 
 
+async def run_spec(suite: Suite, spec: TrialSpec) -> TrialRecord:
+    """Run the trial ``spec`` names; every executor ends here, in whichever process it runs."""
+    task = suite.task(spec.task)
+    return await run_trial(suite, task, spec.model, trial=spec.trial, attempt=spec.attempt, seed=spec.seed)
+
+
 def local_executor(suite: Suite) -> Executor:
     """Run trials in this process's event loop."""
-
-    async def execute(spec: TrialSpec) -> TrialRecord:
-        task = suite.task(spec.task)
-        return await run_trial(suite, task, spec.model, trial=spec.trial, attempt=spec.attempt, seed=spec.seed)
-
-    return execute
+    return lambda spec: run_spec(suite, spec)
 
 
 def read_results(path: str | Path) -> list[TrialRecord]:

@@ -202,10 +202,9 @@ class McpTools(Toolbox):
             if (cursor := page.next_cursor) is None:
                 break
         self.list_count += 1
-        tools = [self._make_tool(t) for t in listed if self._wanted(t.name)]
-        self.remote_names = {
-            t.name: r.name for t, r in zip(tools, (x for x in listed if self._wanted(x.name)), strict=True)
-        }
+        wanted = [t for t in listed if self._wanted(t.name)]
+        tools = [self._make_tool(t) for t in wanted]
+        self.remote_names = {t.name: r.name for t, r in zip(tools, wanted, strict=True)}
         self._tools = {t.name: t for t in tools}  # one assignment: a run in progress sees old or new
 
     def _wanted(self, name: str) -> bool:
