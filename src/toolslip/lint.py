@@ -35,6 +35,7 @@ from typing import Any, Literal
 from . import _lint_rules as r
 from ._text import terms
 from .effects import Effect
+from .errors import ConfigError
 from .messages import ToolSpec
 from .tokens import CONTEXT_WINDOWS, CostReport, declaration_cost
 from .tools import Tool
@@ -163,8 +164,6 @@ def lint(
     subjects = [
         _Subject(t.spec, t.effects) if isinstance(t, Tool) else _Subject(t, (effects or {}).get(t.name)) for t in tools
     ]
-    from .errors import ConfigError
-
     off = set(disable)
     unknown = {d.rsplit(":", 1)[-1] for d in off} - set(RULES)
     if unknown:

@@ -46,5 +46,5 @@ def _handle(args: argparse.Namespace) -> int:
     try:
         anyio.run(lambda: serve_http(tools, host=host, port=port_, name=args.name, on_ready=ready))
     except OSError as exc:
-        raise ConfigError(f"cannot listen on {host}:{port_}: {exc.strerror}") from None
+        raise ConfigError(f"cannot listen on {host}:{port_}: {exc.strerror or exc}") from None
     return EXIT_OK

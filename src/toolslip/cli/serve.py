@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from . import EXIT_OK
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -39,7 +40,7 @@ def handle(args: argparse.Namespace) -> int:
     model, reason = default_model(args.model)
     print(f"model: {model.name} ({reason})", flush=True)
     asyncio.run(_serve_forever(model, args.host, args.port))
-    return 0
+    return EXIT_OK
 
 
 async def _serve_forever(model: Model, host: str, port: int) -> None:
