@@ -137,7 +137,8 @@ class ProviderPart:
 Part: TypeAlias = Text | Image | ToolCall | ToolResult | ProviderPart
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+# weakref_slot: the wire formats' encoding memos key on messages without keeping them alive.
+@dataclass(frozen=True, slots=True, kw_only=True, weakref_slot=True)
 class Message:
     """One turn of the conversation."""
 

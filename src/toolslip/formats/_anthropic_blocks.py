@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..messages import Image, Message, Part, ProviderPart, Text, ToolCall, ToolResult
-from ._memo import MessageMemo
+from ._memo import HistoryMemo
 from ._wire import EMPTY, Json, guess_media_type, leftover, obj, seq, stash, text, unstash, with_fields
 
 NAME = "anthropic"
@@ -25,7 +25,7 @@ _RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
 
 def messages_to_wire(messages: Iterable[Message]) -> list[Json]:
     """The ``messages`` array; system messages are left out (see :func:`system_to_wire`)."""
-    return [_encoded(m) for m in messages if m.role != "system"]
+    return _encoded(messages)
 
 
 def _message_to_wire(message: Message) -> Json:
@@ -43,7 +43,11 @@ def _message_to_wire(message: Message) -> Json:
     return with_fields(out, kept)
 
 
-_encoded = MessageMemo(_message_to_wire)  # a loop resends its whole history: encode each message once
+def _encode(message: Message) -> list[Json]:
+    return [] if message.role == "system" else [_message_to_wire(message)]
+
+
+_encoded = HistoryMemo(_encode)  # a loop resends its whole history: encode only what is new
 
 
 def system_to_wire(messages: Iterable[Message]) -> str | list[Json] | None:
