@@ -20,6 +20,7 @@ from typing import Literal, TypeAlias
 
 from .errors import ArgumentError, ConfigError, ToolError
 from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
+from .execution import timeout_outcome
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult, Usage
 from .model import Model
@@ -305,7 +306,7 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
             call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output
         )
     except TimeoutError:
-        return error(f"{tool.name} timed out after {tool.timeout:g} s and was cancelled.")
+        return error(f"{tool.name} timed out after {tool.timeout:g} s and {timeout_outcome(tool.fn, tool.isolate)}.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash
         return error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
     return ToolResult(call_id=call.id, name=call.name, content=output, untrusted=not tool.trusted_output)

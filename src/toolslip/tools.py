@@ -12,7 +12,6 @@ pydantic and jsonschema are imported on first use, so ``import toolslip`` stays 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import json
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 from .docstrings import parse_docstring
 from .effects import CONSERVATIVE, Effect, EffectsLike, is_read_only, is_side_effecting, parse_effects
 from .errors import ArgumentError, ToolDefinitionError
+from .execution import Isolation, isolation_problem, run_tool_function
 from .messages import Image, Text, ToolSpec
 
 if TYPE_CHECKING:
@@ -58,6 +58,12 @@ class Tool:
     strict: bool | None = None
     validator: Validator | None = field(default=None, repr=False)
     """Checks and coerces arguments into keyword arguments; raises :class:`ArgumentError`."""
+    isolate: Isolation = "thread"
+    """Where a sync function runs: ``"thread"`` (a worker thread, abandoned if it must stop) or
+    ``"process"`` (a child process, killed on timeout or cancellation); see :mod:`toolslip.execution`."""
+    dedup: bool | None = None
+    """Answer a repeat of a successful call from its result (:class:`~toolslip.dedup.Dedup`); ``None``:
+    yes for side-effecting tools. ``False`` for tools where two identical calls mean two actions."""
 
     def __post_init__(self) -> None:
         # A timeout of 0 would fail every call; 0 output chars would send every result empty.
@@ -69,6 +75,12 @@ class Tool:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: max_output_chars must be at least 1, got {self.max_output_chars}"
             )
+        if self.isolate not in ("thread", "process"):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: isolate must be 'thread' or 'process', got {self.isolate!r}"
+            )
+        if self.isolate == "process" and self.fn is not None and (problem := isolation_problem(self.fn)):
+            raise ToolDefinitionError(f"tool {self.name!r}: {problem}")
 
     @classmethod
     def from_schema(
@@ -109,6 +121,11 @@ class Tool:
     def side_effecting(self) -> bool:
         return is_side_effecting(self.effects)
 
+    @property
+    def deduplicated(self) -> bool:
+        """Whether :class:`~toolslip.dedup.Dedup` answers repeats of this tool's successful calls."""
+        return self.side_effecting if self.dedup is None else self.dedup
+
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Check and coerce ``arguments``; raise :class:`ArgumentError` naming the wrong fields."""
         if self.validator is None:
@@ -116,17 +133,10 @@ class Tool:
         return self.validator(arguments)
 
     async def invoke(self, arguments: Mapping[str, Any]) -> ToolOutput:
-        """Validate, run (sync functions in a worker thread) and serialize the output."""
+        """Validate, run (as :attr:`isolate` says) and serialize the output."""
         if self.fn is None:
             raise ToolDefinitionError(f"tool {self.name!r} has no function to run")
-        kwargs = self.validate(arguments)
-        if inspect.iscoroutinefunction(self.fn):
-            value = await self.fn(**kwargs)
-        else:
-            value = await asyncio.to_thread(self.fn, **kwargs)
-            if inspect.isawaitable(value):
-                value = await value
-        return serialize_output(value)
+        return serialize_output(await run_tool_function(self.fn, self.validate(arguments), self.isolate))
 
 
 def serialize_output(value: Any) -> ToolOutput:
@@ -173,6 +183,8 @@ def tool(
     max_output_chars: int | None = None,
     idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
     strict: bool | None = None,
+    isolate: Isolation = "thread",
+    dedup: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -188,12 +200,15 @@ def tool(
     max_output_chars: int | None = None,
     idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
     strict: bool | None = None,
+    isolate: Isolation = "thread",
+    dedup: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a :class:`Tool`; usable bare (``@tool``) or with options.
 
     The description is the docstring's prose; parameter descriptions come from its Args / Parameters /
     ``:param:`` section or from ``Annotated[..., Field(description=...)]``. Parameters without a default
-    are required.
+    are required. ``isolate="process"`` runs a sync function in a child process that a timeout or
+    Ctrl-C kills; ``dedup=False`` lets identical calls run each time (two coffees are two orders).
     """
 
     def build(f: Callable[..., Any]) -> Tool:
@@ -218,6 +233,8 @@ def tool(
             idempotency_key=idempotency_key,
             strict=strict,
             validator=_pydantic_validator(model, tool_name),
+            isolate=isolate,
+            dedup=dedup,
         )
 
     return build(fn) if fn is not None else build

@@ -16,7 +16,7 @@ from .durable import add_run_options, approver_from_args, hooks_from_args, journ
 from .files import load_tools_file
 from .mcp_option import add_mcp_option, mcp_sources
 from .render import Renderer
-from .resume import exit_code
+from .resume import exit_code, is_model_file, load_model
 
 if TYPE_CHECKING:
     from ..loop import RunResult
@@ -76,7 +76,7 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError("--max-steps must be at least 1")
     args.server_tools = [_server_tool(text) for text in args.server_tool]
     local_tools = load_tools_file(args.tools) if args.tools else None
-    model, why = default_model(args.model)
+    model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)
