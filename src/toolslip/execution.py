@@ -9,6 +9,9 @@
   process (a 60 s tool with a 2 s timeout kept the command alive for 60 s; Ctrl-C needed three presses).
 * ``isolate="process"`` runs the function in a child process, killed with its whole process group on
   timeout or cancellation: the only way to really stop code that does not cooperate.
+* ``isolate="none"`` calls a plain ``def`` directly on the event loop, for short functions that never
+  block (arithmetic, a dict lookup): no thread hop, which costs more CPU than such a function itself
+  (``benchmarks/loop_overhead.py``). While it runs, nothing else on the loop does, so it takes no timeout.
 
 The child is a fresh interpreter (``subprocess``), not a ``fork``: forking a process that has threads
 (the event loop's, these workers, a model's) copies locks some other thread held, and the child can
@@ -50,8 +53,9 @@ __all__ = [
     "timeout_outcome",
 ]
 
-Isolation: TypeAlias = Literal["thread", "process"]
-"""Where a sync tool runs: a daemon worker thread (abandoned when it must stop) or a child process (killed)."""
+Isolation: TypeAlias = Literal["none", "thread", "process"]
+"""Where a sync tool runs: on the event loop itself, a daemon worker thread (abandoned when it must stop) or a
+child process (killed)."""
 
 T = TypeVar("T")
 
@@ -62,7 +66,7 @@ async def run_tool_function(fn: Callable[..., Any], kwargs: Mapping[str, Any], i
         return await run_in_process(fn, kwargs)
     if inspect.iscoroutinefunction(fn):
         return await fn(**kwargs)
-    value = await run_in_thread(fn, **kwargs)
+    value = fn(**kwargs) if isolate == "none" else await run_in_thread(fn, **kwargs)
     if inspect.isawaitable(value):  # a sync function that returned a coroutine
         value = await value
     return value

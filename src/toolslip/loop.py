@@ -212,21 +212,24 @@ class Agent:
             from .checker import check_request
 
             check_request(request, where=f"step {ctx.step}, ")
-        ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
+        listening = ctx.emit is not None  # events are built only for a listener: this is the hot path
+        if listening:
+            ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
         response = None
         for hook in self.hooks:
             if (response := await hook.before_model(ctx, request)) is not None:
                 break
         replayed = response is not None
         if response is None:
-            stream = getattr(self.model, "stream", None)
-            if stream is not None and (self.stream or (self.stream is None and ctx.emit is not None)):
+            stream = getattr(self.model, "stream", None) if self.stream or (self.stream is None and listening) else None
+            if stream is not None:
                 response = await collect(stream(request), ctx.step, ctx.event, self.model.name)
             else:
                 response = await self.model.complete(request)
         for hook in self.hooks:
             response = await hook.after_model(ctx, request, response)
-        ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))
+        if listening:
+            ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))
         return response
 
     async def _run_calls(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
@@ -254,7 +257,8 @@ class Agent:
 
     async def _run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
         tool = self.tools.get(call.name)
-        ctx.event(ToolStarted(step=ctx.step, call=call))
+        if ctx.emit is not None:
+            ctx.event(ToolStarted(step=ctx.step, call=call))
         started = time.perf_counter()
         answer: ToolAnswer | None = None
         for hook in self.hooks:
@@ -269,9 +273,9 @@ class Agent:
             result = await hook.after_tool(ctx, call, tool, result)
         # Truncate last, so hooks (the run journal) keep the full output while the model sees the cut.
         result = truncate_output(result, tool)
-        ctx.event(
-            ToolFinished(step=ctx.step, call=call, result=result, seconds=time.perf_counter() - started, note=note)
-        )
+        if ctx.emit is not None:
+            seconds = time.perf_counter() - started
+            ctx.event(ToolFinished(step=ctx.step, call=call, result=result, seconds=seconds, note=note))
         return result
 
     def _limit(self) -> asyncio.Semaphore:
@@ -284,32 +288,37 @@ class Agent:
 
 async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:
     """Run one call and turn every failure into an error result that tells the model what to fix."""
-
-    def error(text: str) -> ToolResult:
-        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
-
     if tool is None:
         available = ", ".join(tools.names) or "(none)"
-        return error(f"unknown tool {call.name!r}. Available tools: {available}. Call one of them by its exact name.")
+        return _error(
+            call, f"unknown tool {call.name!r}. Available tools: {available}. Call one of them by its exact name."
+        )
     if call.arguments is None:
         problem = _json_problem(call.raw_arguments)
-        return error(f"the arguments are not a JSON object ({problem}). Send the call again with one JSON object.")
+        return _error(
+            call, f"the arguments are not a JSON object ({problem}). Send the call again with one JSON object."
+        )
     try:
-        if tool.timeout is not None:
-            output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
-        else:
+        if tool.timeout is None:
             output = await tool.invoke(call.arguments)
+        else:
+            output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
     except ArgumentError as exc:
-        return error(f"{exc}. Fix these arguments and call {tool.name} again.")
+        return _error(call, f"{exc}. Fix these arguments and call {tool.name} again.")
     except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
         return ToolResult(
             call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output
         )
     except TimeoutError:
-        return error(f"{tool.name} timed out after {tool.timeout:g} s and {timeout_outcome(tool.fn, tool.isolate)}.")
+        outcome = timeout_outcome(tool.fn, tool.isolate)
+        return _error(call, f"{tool.name} timed out after {tool.timeout:g} s and {outcome}.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash
-        return error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+        return _error(call, f"{tool.name} failed: {type(exc).__name__}: {exc}")
     return ToolResult(call_id=call.id, name=call.name, content=output, untrusted=not tool.trusted_output)
+
+
+def _error(call: ToolCall, text: str) -> ToolResult:
+    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
 
 
 def truncate_output(result: ToolResult, tool: Tool | None) -> ToolResult:

@@ -35,6 +35,9 @@ __all__ = ["Tool", "ToolLike", "ToolOutput", "Toolbox", "as_toolbox", "serialize
 
 ToolOutput = str | tuple[Text | Image, ...]
 Validator = Callable[[Mapping[str, Any]], dict[str, Any]]
+_DECLARATION = frozenset({"name", "description", "parameters", "strict"})
+_declarations = [0]
+"""Bumped when any tool's declaration is set, so :meth:`Toolbox.specs` can keep its tuple until then."""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -59,11 +62,17 @@ class Tool:
     validator: Validator | None = field(default=None, repr=False)
     """Checks and coerces arguments into keyword arguments; raises :class:`ArgumentError`."""
     isolate: Isolation = "thread"
-    """Where a sync function runs: ``"thread"`` (a worker thread, abandoned if it must stop) or
-    ``"process"`` (a child process, killed on timeout or cancellation); see :mod:`toolslip.execution`."""
+    """Where a sync function runs: ``"thread"`` (a worker thread, abandoned if it must stop),
+    ``"process"`` (a child process, killed on timeout or cancellation) or ``"none"`` (on the event loop:
+    for short functions that never block, no thread hop); see :mod:`toolslip.execution`."""
     dedup: bool | None = None
     """Answer a repeat of a successful call from its result (:class:`~toolslip.dedup.Dedup`); ``None``:
     yes for side-effecting tools. ``False`` for tools where two identical calls mean two actions."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _DECLARATION:  # what the model is shown changed: every Toolbox builds its specs again
+            _declarations[0] += 1
 
     def __post_init__(self) -> None:
         # A timeout of 0 would fail every call; 0 output chars would send every result empty.
@@ -75,9 +84,15 @@ class Tool:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: max_output_chars must be at least 1, got {self.max_output_chars}"
             )
-        if self.isolate not in ("thread", "process"):
+        if self.isolate not in ("none", "thread", "process"):
             raise ToolDefinitionError(
-                f"tool {self.name!r}: isolate must be 'thread' or 'process', got {self.isolate!r}"
+                f"tool {self.name!r}: isolate must be 'thread' or 'process' (or 'none': on the event loop), "
+                f"got {self.isolate!r}"
+            )
+        if self.isolate == "none" and self.timeout is not None and not inspect.iscoroutinefunction(self.fn):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: a call with isolate='none' runs on the event loop, where nothing can stop "
+                "it, so it cannot have a timeout; use isolate='thread' (or 'process') with timeout="
             )
         if self.isolate == "process" and self.fn is not None and (problem := isolation_problem(self.fn)):
             raise ToolDefinitionError(f"tool {self.name!r}: {problem}")
@@ -151,7 +166,7 @@ def serialize_output(value: Any) -> ToolOutput:
         return (value,)
     if isinstance(value, list | tuple) and value and all(isinstance(v, Text | Image) for v in value):
         return tuple(value)
-    return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return _ENCODER.encode(value)
 
 
 def _json_default(value: Any) -> Any:
@@ -163,6 +178,10 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return sorted(value, key=str)
     return str(value)
+
+
+# json.dumps with options builds an encoder per call; one shared encoder is the same output for less.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)
 
 
 # --- @tool --------------------------------------------------------------------------------------
@@ -208,7 +227,8 @@ def tool(
     The description is the docstring's prose; parameter descriptions come from its Args / Parameters /
     ``:param:`` section or from ``Annotated[..., Field(description=...)]``. Parameters without a default
     are required. ``isolate="process"`` runs a sync function in a child process that a timeout or
-    Ctrl-C kills; ``dedup=False`` lets identical calls run each time (two coffees are two orders).
+    Ctrl-C kills, ``isolate="none"`` runs a short one on the event loop (no thread hop); ``dedup=False``
+    lets identical calls run each time (two coffees are two orders).
     """
 
     def build(f: Callable[..., Any]) -> Tool:
@@ -297,14 +317,12 @@ def _arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str
 def _pydantic_validator(model: type[pydantic.BaseModel], tool_name: str) -> Validator:
     import pydantic
 
-    names = list(model.model_fields)
-
     def validate(arguments: Mapping[str, Any]) -> dict[str, Any]:
         try:
             parsed = model.model_validate(arguments)
         except pydantic.ValidationError as exc:
             raise ArgumentError(_describe_validation(exc, tool_name)) from None
-        return {n: getattr(parsed, n) for n in names}
+        return dict(parsed.__dict__)  # the fields, in order (extra="forbid" keeps anything else out)
 
     return validate
 
@@ -381,6 +399,8 @@ ToolLike = Tool | Callable[..., Any]
 class Toolbox:
     """An ordered set of tools with unique names."""
 
+    _specs: tuple[dict[str, Tool], int, tuple[ToolSpec, ...]] | None = None
+
     def __init__(self, tools: Iterable[ToolLike | Toolbox] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._index: ToolIndex | None = None
@@ -396,7 +416,7 @@ class Toolbox:
         if t.name in self._tools:
             raise ToolDefinitionError(f"two tools are named {t.name!r}; tool names must be unique")
         self._tools[t.name] = t
-        self._index = None
+        self._index = self._specs = None
 
     def search(self, query: str, k: int = 5) -> list[Tool]:
         """The ``k`` tools that best match ``query`` (BM25, see :mod:`toolslip.search`), best first."""
@@ -426,7 +446,12 @@ class Toolbox:
         return list(self._tools)
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return tuple(t.spec for t in self._tools.values())
+        """The declarations, in order: the same tuple on every step until a tool is added or changed, so the
+        wire formats encode it once (the loop offers the tools on every step)."""
+        cached = self._specs
+        if cached is None or cached[0] is not self._tools or cached[1] != _declarations[0]:
+            cached = self._specs = (self._tools, _declarations[0], tuple(t.spec for t in self._tools.values()))
+        return cached[2]
 
 
 def as_toolbox(tools: Toolbox | Iterable[ToolLike | Toolbox] | None) -> Toolbox:

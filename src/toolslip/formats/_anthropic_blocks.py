@@ -28,6 +28,11 @@ def messages_to_wire(messages: Iterable[Message]) -> list[Json]:
     return _encoded(messages)
 
 
+def history_to_wire(messages: Iterable[Message]) -> tuple[list[Json], tuple[Message, ...]]:
+    """The ``messages`` array and the system messages that left it, in one pass over what is new."""
+    return _encoded.encode(messages)
+
+
 def _message_to_wire(message: Message) -> Json:
     kept = unstash(message.extra, NAME)
     parts = message.parts
@@ -47,7 +52,7 @@ def _encode(message: Message) -> list[Json]:
     return [] if message.role == "system" else [_message_to_wire(message)]
 
 
-_encoded = HistoryMemo(_encode)  # a loop resends its whole history: encode only what is new
+_encoded = HistoryMemo(_encode, pick=lambda m: m.role == "system")  # a loop resends its history: encode what is new
 
 
 def system_to_wire(messages: Iterable[Message]) -> str | list[Json] | None:

@@ -7,6 +7,8 @@ messages that have not changed, and even a per-message lookup is K Python calls 
 - :class:`HistoryMemo`: a whole history's encoding. When a history is an earlier one plus new messages at
   its end (object for object: checked by identity, in C), only the new messages are encoded; the rest is
   one list copy. Other histories fall back to the per-message memo.
+- :class:`RecentMemo`: the encoding of the last few objects seen (the tool list, which the loop offers
+  unchanged on every step), held strongly: at most ``size`` of them.
 
 Memory is tied to the messages, not to the process: messages are frozen, so an encoding stays valid for
 the life of the message object, and the memos hold only weak references to the messages they are keyed
@@ -20,6 +22,7 @@ The lists returned are new, so appending to a body's ``messages`` list is safe.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Callable, Iterable
 from operator import is_
@@ -27,7 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from ..messages import Message
 
-__all__ = ["HistoryMemo", "MessageMemo"]
+__all__ = ["HistoryMemo", "MessageMemo", "RecentMemo"]
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -50,7 +53,7 @@ class MessageMemo(Generic[T]):
         key = id(message)
         cache = self._cache
         # The entry goes with its message; the identity check skips a newer entry under a reused id.
-        self._cache[key] = (weakref.ref(message, lambda ref: _forget(cache, key, ref)), value)
+        self._cache[key] = (weakref.ref(message, _forgetter(cache, key)), value)
         return value
 
     def entries(self) -> int:
@@ -66,35 +69,47 @@ class HistoryMemo:
     One entry per history, keyed by its last message: extending a history replaces its entry, so a run
     holds one entry whatever its length. An entry holds the earlier messages strongly and the last one
     weakly, so it lives exactly as long as the last message does (which holds the run's transcript anyway).
+    ``pick`` names messages to collect on the way (Anthropic's system messages, which leave the array):
+    :meth:`encode` returns them too, without a walk over the whole history.
     """
 
-    def __init__(self, encode: Callable[[Message], list[Json]]) -> None:
+    def __init__(self, encode: Callable[[Message], list[Json]], pick: Callable[[Message], bool] | None = None) -> None:
         self._one = MessageMemo(encode)
-        self._cache: dict[int, tuple[weakref.ref[Message], tuple[Message, ...], tuple[Json, ...]]] = {}
+        self._pick = pick
+        self._cache: dict[int, tuple[weakref.ref[Message], tuple[Message, ...], tuple[Json, ...], tuple[Message, ...]]]
+        self._cache = {}
 
     def __call__(self, messages: Iterable[Message]) -> list[Json]:
+        return self.encode(messages)[0]
+
+    def encode(self, messages: Iterable[Message]) -> tuple[list[Json], tuple[Message, ...]]:
+        """The wire list and the picked messages of ``messages``."""
         history = messages if type(messages) is tuple else tuple(messages)
         if not history:
-            return []
+            return [], ()
         cache, count = self._cache, len(history)
         out: list[Json] = []
+        picked: tuple[Message, ...] = ()
         start = 0
         for end in range(count - 1, max(count - 1 - LOOKBACK, -1), -1):
             hit = cache.get(id(history[end]))
             if hit is None:
                 continue
-            last, earlier, wire = hit
+            last, earlier, wire, picked_before = hit
             if last() is history[end] and len(earlier) == end and all(map(is_, earlier, history)):
-                out = list(wire)
-                start = end + 1
+                out, picked, start = list(wire), picked_before, end + 1
                 cache.pop(id(history[end]), None)  # this history replaces it
                 break
-        one = self._one
-        for message in history[start:]:
+        new = history[start:]
+        one, pick = self._one, self._pick
+        for message in new:
             out.extend(one(message))
+        if pick is not None:
+            picked += tuple(m for m in new if pick(m))
         key = id(history[-1])
-        cache[key] = (weakref.ref(history[-1], lambda ref: _forget(cache, key, ref)), history[:-1], tuple(out))
-        return out
+        entry = weakref.ref(history[-1], _forgetter(cache, key)), history[:-1], tuple(out), picked
+        cache[key] = entry
+        return out, picked
 
     def entries(self) -> int:
         """Live encodings: histories plus single messages."""
@@ -105,7 +120,37 @@ class HistoryMemo:
         self._one.clear()
 
 
-def _forget(cache: dict[int, Any], key: int, ref: weakref.ref[Message]) -> None:
-    """Drop ``cache[key]`` if it is still the entry of the collected message ``ref`` pointed to."""
-    if cache.get(key, (None,))[0] is ref:
-        cache.pop(key, None)
+class RecentMemo(Generic[T]):
+    """``memo(value)`` is ``encode(value)``, kept for the last ``size`` objects seen (by identity)."""
+
+    def __init__(self, encode: Callable[[Any], T], size: int = 64) -> None:
+        self._encode = encode
+        self._size = size
+        self._cache: dict[int, tuple[Any, T]] = {}
+
+    def __call__(self, value: Any) -> T:
+        hit = self._cache.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        out = self._encode(value)
+        if len(self._cache) >= self._size:
+            with contextlib.suppress(RuntimeError, StopIteration, KeyError):  # another thread got there first
+                del self._cache[next(iter(self._cache))]  # the oldest: dicts keep insertion order
+        self._cache[id(value)] = (value, out)  # held, so its id cannot be reused while it is here
+        return out
+
+    def entries(self) -> int:
+        return len(self._cache)
+
+
+def _forgetter(cache: dict[int, Any], key: int) -> Callable[[weakref.ref[Message]], None]:
+    """The weak reference's callback: drop ``cache[key]`` if it is still the entry of the collected message.
+
+    A closure, not a module function: callbacks also fire while the interpreter shuts down and empties modules.
+    """
+
+    def forget(ref: weakref.ref[Message]) -> None:
+        if cache.get(key, (None,))[0] is ref:
+            cache.pop(key, None)
+
+    return forget

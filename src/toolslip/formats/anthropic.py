@@ -22,10 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ..messages import Message, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
 from ._anthropic_blocks import NAME as NAME  # re-exported: the format module's public names
-from ._anthropic_blocks import blocks_from_wire, blocks_to_wire
+from ._anthropic_blocks import blocks_from_wire, blocks_to_wire, history_to_wire
 from ._anthropic_blocks import messages_from_wire as messages_from_wire
 from ._anthropic_blocks import messages_to_wire as messages_to_wire
 from ._anthropic_blocks import system_to_wire as system_to_wire
+from ._memo import RecentMemo
 from ._wire import (
     EMPTY,
     Json,
@@ -90,6 +91,9 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
     return with_fields(out, unstash(spec.extra, NAME))
 
 
+_tools = RecentMemo(tools_to_wire)  # the loop offers the same tuple of specs on every step
+
+
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Client tools as ToolSpecs; a server tool raises (``request_from_wire`` keeps those)."""
     return only_specs(split_tools(items, "tools", _spec_from_wire), "client")
@@ -113,15 +117,16 @@ def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
 def request_to_wire(request: Request) -> Json:
     """The full JSON body of a ``POST /v1/messages``."""
     settings = request.settings
+    messages, systems = history_to_wire(request.messages)
     body: Json = {
         "model": request.model,
         "max_tokens": settings.max_tokens if settings.max_tokens is not None else DEFAULT_MAX_TOKENS,
-        "messages": messages_to_wire(request.messages),
+        "messages": messages,
     }
-    system = system_to_wire(request.messages)
+    system = system_to_wire(systems)
     if system is not None:
         body["system"] = system
-    add_tools(body, tools_to_wire(request.tools), request, NAME)
+    add_tools(body, _tools(request.tools), request, NAME)
     choice = _tool_choice_to_wire(settings.tool_choice, settings.parallel_tool_calls)
     if choice is not None:
         body["tool_choice"] = choice

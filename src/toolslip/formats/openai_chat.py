@@ -27,6 +27,7 @@ from ._chat_messages import NAME as NAME  # re-exported: the format module's pub
 from ._chat_messages import message_from_wire, message_to_wire
 from ._chat_messages import messages_from_wire as messages_from_wire
 from ._chat_messages import messages_to_wire as messages_to_wire
+from ._memo import RecentMemo
 from ._wire import (
     EMPTY,
     Json,
@@ -65,6 +66,9 @@ _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 _BODY_KEYS = frozenset(
     {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens", "temperature", "stop"}
 )
+_RESPONSE_KEYS = frozenset({"id", "model", "choices", "usage"})
+_CHOICE_KEYS = frozenset({"message", "finish_reason"})
+_USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
 
 # --- tools ------------------------------------------------------------------------------------------
 
@@ -83,6 +87,9 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
     if spec.strict is not None:
         fn["strict"] = spec.strict
     return {"type": "function", "function": with_fields(fn, kept)}
+
+
+_tools = RecentMemo(tools_to_wire)  # the loop offers the same tuple of specs on every step
 
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
@@ -111,7 +118,7 @@ def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
 def request_to_wire(request: Request) -> Json:
     """The full JSON body of a ``POST /v1/chat/completions``."""
     body: Json = {"model": request.model, "messages": messages_to_wire(request.messages)}
-    add_tools(body, tools_to_wire(request.tools), request, NAME)
+    add_tools(body, _tools(request.tools), request, NAME)
     settings = request.settings
     if settings.tool_choice is not None:
         choice = settings.tool_choice
@@ -216,8 +223,8 @@ def response_from_wire(data: object) -> ModelResponse:
         stop = "refusal"
     elif stop == "end_turn" and message.tool_calls:
         stop = "tool_use"  # some compatible servers say "stop" next to tool calls
-    kept: Json = {"fields": leftover(body, frozenset({"id", "model", "choices", "usage"}))}
-    kept["choice"] = leftover(choice, frozenset({"message", "finish_reason"}))
+    kept: Json = {"fields": leftover(body, _RESPONSE_KEYS)}
+    kept["choice"] = leftover(choice, _CHOICE_KEYS)
     if len(choices) > 1:
         kept["more_choices"] = choices[1:]
     wire_usage = body.get("usage")
@@ -233,7 +240,7 @@ def response_from_wire(data: object) -> ModelResponse:
             output_tokens=wire_usage.get("completion_tokens") or 0,
             cache_read_tokens=cached,
         )
-        kept["usage"] = leftover(wire_usage, frozenset({"prompt_tokens", "completion_tokens", "total_tokens"}))
+        kept["usage"] = leftover(wire_usage, _USAGE_KEYS)
     return ModelResponse(
         message=message,
         stop_reason=stop,
