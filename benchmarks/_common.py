@@ -5,7 +5,8 @@ final answer, sending the whole history and the tool list on every request, as a
 
 Fairness rules (issue 20): a baseline is compared with the toolslip row that uses the same JSON library
 (orjson, unless the row's name says ``json``) and the same tool kind (``_def``: a plain function, what the
-README shows; ``_async``: a coroutine). The SDK loops keep plain dicts in their history (``to_dict()`` of
+README shows, which toolslip runs in a worker thread; ``_inline``: the same function declared
+``isolate="none"``, run on the event loop as a hand loop calls it; ``_async``: a coroutine). The SDK loops keep plain dicts in their history (``to_dict()`` of
 the SDK's answer), as a careful user would; ``sdk_openai_objects`` is the seed's habit of appending the
 SDK's own objects, which the SDK then re-serialises on every call.
 """
@@ -74,9 +75,13 @@ def fake_server(latency: float = 0.0) -> Iterator[str]:
 
 
 def _toolslip_tool(kind: str) -> Any:
+    """``def``: a plain function, run in a worker thread (the default); ``inline``: the same declared
+    ``isolate="none"``, run on the event loop; ``async``: a coroutine."""
     from toolslip import tool
 
-    return tool(add, effects="read_only") if kind == "def" else tool(add_async, name="add", effects="read_only")
+    if kind == "async":
+        return tool(add_async, name="add", effects="read_only")
+    return tool(add, effects="read_only", isolate="none" if kind == "inline" else "thread")
 
 
 def _toolslip_model(protocol: str, base: str, k: int) -> Any:
@@ -258,8 +263,10 @@ async def _sdk_anthropic(base: str) -> RunOnce:
 
 IMPLS: dict[str, Setup] = {
     "toolslip_openai_def": _toolslip("openai", "def"),
+    "toolslip_openai_inline": _toolslip("openai", "inline"),
     "toolslip_openai_async": _toolslip("openai", "async"),
     "toolslip_anthropic_def": _toolslip("anthropic", "def"),
+    "toolslip_anthropic_inline": _toolslip("anthropic", "inline"),
     "hand_aiohttp_orjson_def": _hand_aiohttp("orjson", "def"),
     "hand_aiohttp_orjson_async": _hand_aiohttp("orjson", "async"),
     "hand_aiohttp_json_def": _hand_aiohttp("json", "def"),

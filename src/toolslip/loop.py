@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
+from ._sync import run_sync
 from .errors import ArgumentError, ConfigError, ToolError
 from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from .execution import timeout_outcome
@@ -127,8 +128,11 @@ class Agent:
             raise
 
     def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult:
-        """Synchronous :meth:`arun` for scripts and notebooks without a running event loop."""
-        return asyncio.run(self.arun(prompt, **kwargs))  # type: ignore[arg-type]
+        """Synchronous :meth:`arun` for scripts without a running event loop.
+
+        Calls from one thread share one event loop (see :mod:`toolslip._sync`), so the model's HTTP
+        connection is reused from one call to the next."""
+        return run_sync(self.arun(prompt, **kwargs))  # type: ignore[arg-type]
 
     async def iter(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> AsyncIterator[Event]:
         """The run as a stream of events, ending with :class:`~toolslip.events.RunFinished`."""
@@ -392,11 +396,21 @@ async def arun(
     server_tools: Sequence[ServerTool] = (),
     on_event: Callable[[Event], None] | None = None,
 ) -> RunResult:
-    """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``)."""
+    """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
+
+    A model made from a string is closed after the run; its connections stay in the event loop's pool
+    for the next call (see :mod:`toolslip.providers.http`). To run many prompts, a reused :class:`Agent`
+    also saves resolving the string and building the tool list on every call.
+    """
     agent = make_agent(
         model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks, server_tools=server_tools
     )
-    return await agent.arun(prompt, on_event=on_event)
+    try:
+        return await agent.arun(prompt, on_event=on_event)
+    finally:
+        close = getattr(agent.model, "aclose", None) if isinstance(model, str) else None
+        if close is not None:
+            await close()
 
 
 def run(
@@ -405,5 +419,5 @@ def run(
     tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
     **kwargs: object,
 ) -> RunResult:
-    """Synchronous :func:`arun`."""
-    return asyncio.run(arun(model, prompt, tools, **kwargs))  # type: ignore[arg-type]
+    """Synchronous :func:`arun`; calls from one thread share one event loop and its pooled connections."""
+    return run_sync(arun(model, prompt, tools, **kwargs))  # type: ignore[arg-type]
