@@ -4,11 +4,12 @@ Every implementation does the same job against ``fake_server.py``: K tool steps 
 final answer, sending the whole history and the tool list on every request, as a real loop must.
 
 Fairness rules (issue 20): a baseline is compared with the toolslip row that uses the same JSON library
-(orjson, unless the row's name says ``json``) and the same tool kind (``_def``: a plain function, what the
+(orjson, unless the row's name says ``json``) and the same tool kind. ``_def``: a plain function, what the
 README shows, which toolslip runs in a worker thread; ``_inline``: the same function declared
-``isolate="none"``, run on the event loop as a hand loop calls it; ``_async``: a coroutine). The SDK loops keep plain dicts in their history (``to_dict()`` of
-the SDK's answer), as a careful user would; ``sdk_openai_objects`` is the seed's habit of appending the
-SDK's own objects, which the SDK then re-serialises on every call.
+``isolate="none"``, which toolslip calls on the event loop as a hand loop does; ``_async``: a coroutine.
+The SDK loops keep plain dicts in their history (``to_dict()`` of the SDK's answer), as a careful user
+would; ``sdk_openai_objects`` is the seed's habit of appending the SDK's own objects, which the SDK then
+re-serialises on every call.
 """
 
 from __future__ import annotations

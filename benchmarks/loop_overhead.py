@@ -15,8 +15,9 @@ spread over rounds are printed. See ``_common.py`` for what each row is and why 
 machine as on an idle one): the per-step and per-run instruction counts of the rows named by ``--impls``.
 
 Usage: ``python benchmarks/loop_overhead.py [--rounds 5] [--runs 10] [--ks 0,20,80] [--impls a,b]``
-Targets (issue 20): ``toolslip_openai_def`` <= 1.2x ``hand_aiohttp_orjson_def`` per step at K=20 (and
-reported at K=80); the SDK loops are the reference for "a fraction of the SDKs' CPU".
+Targets (issue 20): ``toolslip_openai_inline`` (a ``def`` tool declared ``isolate="none"``) <= 1.2x
+``hand_aiohttp_orjson_def`` per step at K=20 (and reported at K=80); ``toolslip_openai_def`` is the same
+tool run in a worker thread, the default. The SDK loops are the reference for "a fraction of their CPU".
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ from _common import (
 )
 
 DEFAULT_IMPLS = [
+    "toolslip_openai_inline",
     "toolslip_openai_def",
     "toolslip_openai_async",
-    "toolslip_anthropic_def",
+    "toolslip_anthropic_inline",
     "toolslip_agent_sync",
     "toolslip_oneliner",
     "hand_aiohttp_orjson_def",
@@ -59,14 +61,15 @@ DEFAULT_IMPLS = [
     "sdk_anthropic",
 ]
 PAIRS = [  # (row, baseline, what it says)
-    ("toolslip_openai_def", "hand_aiohttp_orjson_def", "toolslip / hand loop, def tool, aiohttp+orjson (<= 1.2)"),
-    ("toolslip_openai_async", "hand_aiohttp_orjson_async", "toolslip / hand loop, async tool, aiohttp+orjson"),
-    ("toolslip_anthropic_def", "hand_aiohttp_orjson_def", "toolslip on the Anthropic wire / the same hand loop"),
-    ("toolslip_openai_def", "hand_aiohttp_json_def", "toolslip / hand loop on aiohttp + stdlib json"),
-    ("toolslip_openai_def", "hand_httpx_orjson_def", "toolslip / hand loop on httpx + orjson"),
-    ("sdk_openai", "toolslip_openai_def", "OpenAI SDK loop (plain-dict history) / toolslip"),
-    ("sdk_openai_objects", "toolslip_openai_def", "OpenAI SDK loop (SDK objects in history) / toolslip"),
-    ("sdk_anthropic", "toolslip_anthropic_def", "Anthropic SDK loop (plain-dict history) / toolslip"),
+    ("toolslip_openai_inline", "hand_aiohttp_orjson_def", "toolslip, def tool isolate='none' / hand loop (<= 1.2)"),
+    ("toolslip_openai_def", "hand_aiohttp_orjson_def", "toolslip, def tool in a worker thread / hand loop"),
+    ("toolslip_openai_async", "hand_aiohttp_orjson_async", "toolslip / hand loop, async def tool"),
+    ("toolslip_anthropic_inline", "hand_aiohttp_orjson_def", "toolslip on the Anthropic wire / the same hand loop"),
+    ("toolslip_openai_inline", "hand_aiohttp_json_def", "toolslip / hand loop on aiohttp + stdlib json"),
+    ("toolslip_openai_inline", "hand_httpx_orjson_def", "toolslip / hand loop on httpx + orjson"),
+    ("sdk_openai", "toolslip_openai_inline", "OpenAI SDK loop (plain-dict history) / toolslip"),
+    ("sdk_openai_objects", "toolslip_openai_inline", "OpenAI SDK loop (SDK objects in history) / toolslip"),
+    ("sdk_anthropic", "toolslip_anthropic_inline", "Anthropic SDK loop (plain-dict history) / toolslip"),
     ("toolslip_oneliner", "toolslip_openai_def", "toolslip.run() one-liner / a reused Agent (arun)"),
     ("toolslip_agent_sync", "toolslip_openai_def", "a reused Agent's sync run() / its arun()"),
 ]
