@@ -255,9 +255,9 @@ class Agent:
         return results + await self._gather(ctx, batch)
 
     async def _gather(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        if len(calls) <= 1:
-            return [await self._run_call(ctx, c) for c in calls]
-        return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls)))
+        if len(calls) == 1:  # the common turn: no gather, no task
+            return [await self._run_call(ctx, calls[0])]
+        return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls))) if calls else []
 
     async def _run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
         tool = self.tools.get(call.name)

@@ -162,6 +162,8 @@ def serialize_output(value: Any) -> ToolOutput:
     """
     if isinstance(value, str):
         return value
+    if type(value) is int:  # the commonest other answer, the same text as JSON, without the encoder
+        return str(value)
     if isinstance(value, Text | Image):
         return (value,)
     if isinstance(value, list | tuple) and value and all(isinstance(v, Text | Image) for v in value):
@@ -318,8 +320,8 @@ def _pydantic_validator(model: type[pydantic.BaseModel], tool_name: str) -> Vali
     import pydantic
 
     def validate(arguments: Mapping[str, Any]) -> dict[str, Any]:
-        try:
-            parsed = model.model_validate(arguments)
+        try:  # the model's validator itself: model_validate() wraps it in half as much work again
+            parsed = model.__pydantic_validator__.validate_python(arguments)
         except pydantic.ValidationError as exc:
             raise ArgumentError(_describe_validation(exc, tool_name)) from None
         return dict(parsed.__dict__)  # the fields, in order (extra="forbid" keeps anything else out)

@@ -74,6 +74,7 @@ class HistoryMemo:
     """
 
     def __init__(self, encode: Callable[[Message], list[Json]], pick: Callable[[Message], bool] | None = None) -> None:
+        self._encode = encode
         self._one = MessageMemo(encode)
         self._pick = pick
         self._cache: dict[int, tuple[weakref.ref[Message], tuple[Message, ...], tuple[Json, ...], tuple[Message, ...]]]
@@ -101,9 +102,12 @@ class HistoryMemo:
                 cache.pop(id(history[end]), None)  # this history replaces it
                 break
         new = history[start:]
-        one, pick = self._one, self._pick
+        # Extending: the new messages are encoded once and kept in this entry only. Otherwise this history
+        # shares no tail with a cached one (a hook rewrote it): the per-message memo saves what it can.
+        encode = self._one if start == 0 else self._encode
         for message in new:
-            out.extend(one(message))
+            out.extend(encode(message))
+        pick = self._pick
         if pick is not None:
             picked += tuple(m for m in new if pick(m))
         key = id(history[-1])
