@@ -391,6 +391,7 @@ async def test_serve_answers_server_tools_in_each_providers_error_format() -> No
             "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
             "or send it to the provider.",
         },
+        "request_id": bad_claude.value.request_id,  # Anthropic's error bodies carry the request-id header's value
     }
     assert bad_openai.value.status_code == 400
     error = bad_openai.value.body
