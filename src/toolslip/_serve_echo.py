@@ -12,6 +12,7 @@ the services' "nothing here" values.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 import secrets
 from collections.abc import Mapping
@@ -19,21 +20,27 @@ from typing import Any
 
 from .messages import ModelResponse, Part, Text, ToolCall
 
-__all__ = ["Echo", "ECHOES"]
+__all__ = ["ECHOES", "Echo", "request_ids"]
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-_SAFE = re.compile(r"[A-Za-z0-9_-]{1,40}")
-_CALL_PREFIXES = ("call_", "toolu_")
 
 
 def _random(alphabet: str, length: int) -> str:
     return "".join(secrets.choice(alphabet) for _ in range(length))
 
 
-def request_id() -> str:
-    """``req_`` and 24 characters, as both services send in their request-id headers."""
-    return "req_" + _random(_BASE58, 24)
+def _keep_or_mint(old: str, shape: tuple[str, str, int]) -> str:
+    prefix, alphabet, length = shape
+    rest = old[len(prefix) :]
+    if old.startswith(prefix) and len(rest) == length and all(c in alphabet for c in rest):
+        return old
+    return prefix + _random(alphabet, length)
+
+
+def request_ids() -> tuple[str, str]:
+    """A request id in OpenAI's shape (``req_`` and 32 hex digits) and in Anthropic's (``req_01…``)."""
+    return "req_" + secrets.token_hex(16), "req_01" + _random(_BASE58, 22)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,35 +48,34 @@ class Echo:
     """One protocol's ids and the fields its service adds to an answer.
 
     ``finish`` completes the answer object in place; ``finish_event`` does the same to the objects a
-    stream carries (Anthropic's ``message_start``, the Responses API's ``response.*`` snapshots).
+    stream carries (Anthropic's ``message_start``, the Responses API's ``response.*`` snapshots). ``salt``
+    is the response's id: ids derived from it are the same in every event of one answer.
     """
 
     response_id: tuple[str, str, int]
-    """Prefix, alphabet and length of a response id."""
+    """Prefix, alphabet and length of a response id (``chatcmpl-`` and 29 base-62 characters...)."""
     call_id: tuple[str, str, int]
+    """The same for a tool call's id."""
 
     def prepare(self, response: ModelResponse) -> ModelResponse:
-        """``response`` with this protocol's response id and tool ids (a foreign id gets the right prefix)."""
-        prefix, alphabet, length = self.response_id
-        fresh = response.id if response.id.startswith(prefix) else prefix + _random(alphabet, length)
+        """``response`` with ids in this protocol's shape.
+
+        An id that already has the shape (a proxied model of the same protocol) is kept; any other (the
+        scripted demo's ``call_1``, llama.cpp's ``chatcmpl-<uuid>``, another protocol's ``toolu_…``) is
+        replaced by a fresh one. The server keeps nothing, so the client's copy of the conversation is the
+        only place ids live, and it holds the fresh ones.
+        """
         parts: list[Part] = [
-            dataclasses.replace(p, id=self._call(p.id)) if type(p) is ToolCall else p for p in response.message.parts
+            dataclasses.replace(p, id=_keep_or_mint(p.id, self.call_id)) if type(p) is ToolCall else p
+            for p in response.message.parts
         ]
         message = dataclasses.replace(response.message, parts=tuple(parts))
-        return dataclasses.replace(response, id=fresh, message=message)
+        return dataclasses.replace(response, id=_keep_or_mint(response.id, self.response_id), message=message)
 
-    def _call(self, old: str) -> str:
-        """Keep a call id the client can send back; only its prefix changes, so a proxied model's ids survive."""
-        prefix, alphabet, length = self.call_id
-        if old.startswith(prefix):
-            return old
-        rest = next((old[len(p) :] for p in _CALL_PREFIXES if old.startswith(p)), old)
-        return prefix + rest if _SAFE.fullmatch(rest) else prefix + _random(alphabet, length)
-
-    def finish(self, wire: dict[str, Any], body: Mapping[str, Any]) -> None:
+    def finish(self, wire: dict[str, Any], body: Mapping[str, Any], salt: str) -> None:
         """Add what the service adds to a whole answer (nothing by default)."""
 
-    def finish_event(self, data: dict[str, Any], body: Mapping[str, Any]) -> None:
+    def finish_event(self, data: dict[str, Any], body: Mapping[str, Any], salt: str) -> None:
         """Add what the service adds to a streamed event (nothing by default)."""
 
 
@@ -85,7 +91,7 @@ class _ChatEcho(Echo):
         joined = (Text(text="".join(t.text for t in texts)), *(p for p in parts if type(p) is not Text))
         return dataclasses.replace(response, message=dataclasses.replace(response.message, parts=joined))
 
-    def finish(self, wire: dict[str, Any], body: Mapping[str, Any]) -> None:
+    def finish(self, wire: dict[str, Any], body: Mapping[str, Any], salt: str) -> None:
         wire.setdefault("service_tier", "default")
         wire.setdefault("system_fingerprint", None)
         for choice in wire.get("choices", ()):
@@ -96,9 +102,12 @@ class _ChatEcho(Echo):
         if "usage" in wire:
             _chat_usage(wire["usage"])
 
-    def finish_event(self, data: dict[str, Any], body: Mapping[str, Any]) -> None:
+    def finish_event(self, data: dict[str, Any], body: Mapping[str, Any], salt: str) -> None:
         data.setdefault("service_tier", "default")
         data.setdefault("system_fingerprint", None)
+        for choice in data.get("choices", ()):
+            if "role" in choice.get("delta", {}):  # the first chunk of a choice
+                choice["delta"].setdefault("refusal", None)
         if data.get("usage"):
             _chat_usage(data["usage"])
 
@@ -113,16 +122,16 @@ def _chat_usage(usage: dict[str, Any]) -> None:
 
 
 class _MessagesEcho(Echo):
-    def finish(self, wire: dict[str, Any], body: Mapping[str, Any]) -> None:
+    def finish(self, wire: dict[str, Any], body: Mapping[str, Any], salt: str) -> None:
         usage = wire.setdefault("usage", {})
         usage.setdefault("cache_creation_input_tokens", 0)
         usage.setdefault("cache_read_input_tokens", 0)
         usage.setdefault("cache_creation", {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0})
         usage.setdefault("service_tier", "standard")
 
-    def finish_event(self, data: dict[str, Any], body: Mapping[str, Any]) -> None:
+    def finish_event(self, data: dict[str, Any], body: Mapping[str, Any], salt: str) -> None:
         if data.get("type") == "message_start":
-            self.finish(data["message"], body)
+            self.finish(data["message"], body, salt)
 
 
 # The request fields a Responses object echoes, with the value the service shows when one is not given
@@ -136,7 +145,10 @@ _RESPONSE_ECHO: dict[str, Any] = {
     "metadata": {},
     "parallel_tool_calls": True,
     "previous_response_id": None,
+    "frequency_penalty": 0.0,
+    "presence_penalty": 0.0,
     "prompt_cache_key": None,
+    "prompt_cache_retention": None,
     "reasoning": {"effort": None, "summary": None},
     "safety_identifier": None,
     "service_tier": "default",
@@ -153,15 +165,49 @@ _RESPONSE_ECHO: dict[str, Any] = {
 
 
 class _ResponsesEcho(Echo):
-    def finish(self, wire: dict[str, Any], body: Mapping[str, Any]) -> None:
+    def finish(self, wire: dict[str, Any], body: Mapping[str, Any], salt: str) -> None:
         for field, default in _RESPONSE_ECHO.items():
             given = body.get(field)
             wire[field] = given if given is not None else default
         wire.setdefault("error", None)
+        wire["completed_at"] = wire.get("created_at") if wire.get("status") == "completed" else None
+        for item in wire.get("output", ()):
+            _item_ids(item, salt)
+            _text_parts(item)
 
-    def finish_event(self, data: dict[str, Any], body: Mapping[str, Any]) -> None:
+    def finish_event(self, data: dict[str, Any], body: Mapping[str, Any], salt: str) -> None:
         if isinstance(data.get("response"), dict):
-            self.finish(data["response"], body)
+            self.finish(data["response"], body, salt)
+        _item_ids(data, salt)
+        if isinstance(data.get("item"), dict):
+            _item_ids(data["item"], salt)
+            _text_parts(data["item"])
+        if isinstance(data.get("part"), dict):
+            _text_parts({"content": [data["part"]]})
+
+
+def _text_parts(item: dict[str, Any]) -> None:
+    """An ``output_text`` part has ``annotations`` and ``logprobs`` lists, empty when there are none."""
+    for part in item.get("content") or ():
+        if isinstance(part, dict) and part.get("type") == "output_text":
+            part.setdefault("annotations", [])
+            part.setdefault("logprobs", [])
+
+
+def _item_ids(data: dict[str, Any], salt: str) -> None:
+    """Output item ids as the service writes them, ``msg_`` or ``fc_`` and 50 hex digits.
+
+    The format numbers them (``msg_0``, ``fc_CALLID``); a hash of the number and the response id keeps
+    each the same in every event of one answer and unique across answers.
+    """
+    for key in ("id", "item_id"):
+        old = data.get(key)
+        if isinstance(old, str) and old.startswith(("msg_", "fc_")) and not _ITEM_ID.fullmatch(old):
+            prefix = old.split("_", 1)[0]
+            data[key] = f"{prefix}_{hashlib.sha256(f'{salt}:{old}'.encode()).hexdigest()[:50]}"
+
+
+_ITEM_ID = re.compile(r"(msg|fc)_[0-9a-f]{50}")
 
 
 ECHOES: dict[str, Echo] = {

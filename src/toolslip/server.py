@@ -51,7 +51,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ._serve_checks import Check, Rejection, check_chat, check_messages, check_responses
-from ._serve_echo import ECHOES, Echo, request_id
+from ._serve_echo import ECHOES, Echo, request_ids
 from .errors import FormatError, ProviderError, ToolslipError
 from .formats import (
     anthropic,
@@ -79,7 +79,8 @@ _MODEL: web.AppKey[Model] = web.AppKey("model", Model)
 class _Trace:
     """What one request did, for its log line and its request id (aiohttp runs each request in a task)."""
 
-    request_id: str = dataclasses.field(default_factory=request_id)
+    ids: tuple[str, str] = dataclasses.field(default_factory=request_ids)
+    """This request's id in OpenAI's shape and in Anthropic's, sent in each SDK's header."""
     asked: object = None
     """The ``model`` the client asked for."""
     usage: Usage | None = None
@@ -195,6 +196,8 @@ class _Endpoint:
     """Body fields that point at state kept by the provider, which a stateless server cannot honour."""
     choices: bool = False
     """The protocol has ``n`` (Chat Completions): the model is asked once per choice."""
+    done: bytes = b""
+    """What ends the event stream after the last event (Chat Completions: ``data: [DONE]``)."""
 
     @property
     def echo(self) -> Echo:
@@ -235,10 +238,11 @@ class _Endpoint:
         if stream:
             frames = self.frames(responses, options)
             for _, data in frames:
-                self.echo.finish_event(data, body)
-            return await _event_stream(http, [encode(orjson.dumps(d).decode(), name) for name, d in frames])
+                self.echo.finish_event(data, body, responses[0].id)
+            encoded = [encode(orjson.dumps(data).decode(), name) for name, data in frames]
+            return await _event_stream(http, [*encoded, self.done] if self.done else encoded)
         wire = _chat_body(responses) if self.choices else self.wire.response_to_wire(responses[0])
-        self.echo.finish(wire, body)
+        self.echo.finish(wire, body, responses[0].id)
         return _json(200, wire)
 
     async def _answer(self, model: Model, request: Request) -> ModelResponse:
@@ -250,7 +254,7 @@ class _Endpoint:
     def _fail(self, http: web.Request, status: int, problem: Rejection) -> web.Response:
         trace = _trace()
         trace.error = problem.message
-        return _json(status, self.error(status, problem, trace.request_id))
+        return _json(status, self.error(status, problem, trace.ids[1]))
 
 
 def _not_local(hosted: list[str]) -> str:
@@ -335,12 +339,12 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
         status, message = 500, f"internal error: {type(exc).__name__}: {exc}"
     trace = _trace()
     trace.error = message
-    return _json(status, shape(status, Rejection(message), trace.request_id))
+    return _json(status, shape(status, Rejection(message), trace.ids[1]))
 
 
 async def _request_id_headers(request: web.Request, response: web.StreamResponse) -> None:
     # OpenAI's SDK reads x-request-id and Anthropic's request-id; each ignores the other's.
-    response.headers["x-request-id"] = response.headers["request-id"] = _trace().request_id
+    response.headers["x-request-id"], response.headers["request-id"] = _trace().ids
 
 
 def create_app(model: Model) -> web.Application:
@@ -348,7 +352,7 @@ def create_app(model: Model) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_log_requests, _protocol_errors])
     app[_MODEL] = model
     app.on_response_prepare.append(_request_id_headers)
-    chat = _Endpoint(openai_chat, check_chat, openai_error, openai_frames, choices=True)
+    chat = _Endpoint(openai_chat, check_chat, openai_error, openai_frames, choices=True, done=encode("[DONE]"))
     app.router.add_post("/v1/chat/completions", chat.handle)
     responses = _Endpoint(
         openai_responses,
