@@ -167,7 +167,7 @@ def test_cli_rejects_a_bad_model_string_in_one_sentence() -> None:
         text=True,
         timeout=60,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2  # bad usage
     assert done.stderr.startswith(
         "toolslip serve: model string 'gpt-4o' has no provider prefix (did you mean openai:gpt-4o?); expected one of:"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._display import plural
 from . import EXIT_OK
 from .argtypes import port
 from .files import load_tools_file
@@ -39,7 +40,7 @@ def _handle(args: argparse.Namespace) -> int:
 
     def ready(url: str) -> None:
         # stdout is free with --http; a script starting us reads the URL from this first line.
-        print(f"serving {len(tools)} tools at {url}", flush=True)
+        print(f"serving {plural(len(tools), 'tool')} at {url}", flush=True)
 
     host = "127.0.0.1" if args.host is None else args.host
     port_ = 8000 if args.port is None else args.port

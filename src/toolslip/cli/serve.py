@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from . import EXIT_OK
-from .argtypes import port
+from .argtypes import check_model, port
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def handle(args: argparse.Namespace) -> int:
     from ..providers import default_model
 
+    check_model(args.model)
     model, reason = default_model(args.model)
     print(f"model: {model.name} ({reason})", flush=True)
     if not args.quiet:

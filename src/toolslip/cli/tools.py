@@ -10,6 +10,8 @@ import argparse
 import asyncio
 import json
 
+from .._display import pad, plural
+from .._display import width as display_width
 from ..errors import ConfigError
 from ..tools import Tool
 from . import EXIT_OK
@@ -49,13 +51,14 @@ def _handle(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return EXIT_OK
-    width = max([4, *(len(t.name) for t, _ in listed)])
-    print(f"{'NAME':<{width}}  {'EFFECTS':<24}  {'OUTPUT':<9}  {approx + 'TOKENS':>7}  SOURCE")
+    width = max([4, *(display_width(t.name) for t, _ in listed)])  # 查询天气 takes 8 columns, not 4
+    print(f"{pad('NAME', width)}  {'EFFECTS':<24}  {'OUTPUT':<9}  {approx + 'TOKENS':>7}  SOURCE")
     for t, source in listed:
         effects = ",".join(sorted(e.value for e in t.effects))
         output = "trusted" if t.trusted_output else "untrusted"
-        print(f"{t.name:<{width}}  {effects:<24}  {output:<9}  {tokens[t.name]:>7}  {source}")
-    print(f"total: {len(listed)} tools, {approx}{cost.totals['openai-chat']} tokens of declarations per request")
+        print(f"{pad(t.name, width)}  {effects:<24}  {output:<9}  {tokens[t.name]:>7}  {source}")
+    declared = f"{approx}{plural(cost.totals['openai-chat'], 'token')}"
+    print(f"total: {plural(len(listed), 'tool')}, {declared} of declarations per request")
     return EXIT_OK
 
 
