@@ -74,7 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import ToolslipError
 
-    args = build_parser().parse_args(argv)
+    args, extra = build_parser().parse_known_args(argv)
+    if extra:  # argparse would name the top command ("toolslip: unrecognized arguments"), not the one used
+        unknown = " ".join(extra)
+        print(
+            f"toolslip {args.command}: unrecognized arguments: {unknown} (see toolslip {args.command} --help)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         code: int = args.handler(args)
     except UsageError as exc:

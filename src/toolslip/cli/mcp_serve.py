@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .._display import plural
-from . import EXIT_OK
+from . import EXIT_OK, UsageError
 from .argtypes import port
 from .files import load_tools_file
 
@@ -32,7 +32,7 @@ def _handle(args: argparse.Namespace) -> int:
     from ..mcp.server import serve_http, serve_stdio
 
     if not args.http and (args.host is not None or args.port is not None):
-        raise ConfigError("--host and --port only apply to --http; add --http, or drop them to serve on stdio")
+        raise UsageError("--host and --port only apply to --http; add --http, or drop them to serve on stdio")
     tools = load_tools_file(args.tools)
     if not args.http:
         anyio.run(serve_stdio, tools, args.name)

@@ -12,9 +12,8 @@ import json
 
 from .._display import pad, plural
 from .._display import width as display_width
-from ..errors import ConfigError
 from ..tools import Tool
-from . import EXIT_OK
+from . import EXIT_OK, UsageError
 from .files import load_tools_file
 from .mcp_option import add_mcp_option, mcp_sources
 
@@ -33,7 +32,7 @@ def _handle(args: argparse.Namespace) -> int:
     from ..tokens import declaration_cost
 
     if args.file is None and not args.mcp:
-        raise ConfigError("give a tools file, --mcp CMD, or both")
+        raise UsageError("give a tools file, --mcp CMD, or both")
     listed = asyncio.run(_collect(args))
     cost = declaration_cost([t.spec for t, _ in listed], formats=("openai-chat",))
     tokens = {c.name: c.tokens["openai-chat"] for c in cost.tools}
