@@ -227,9 +227,10 @@ async def test_anthropic_stream_start_has_the_real_fields(claude: anthropic.Asyn
         assert differences(theirs[name], ours[name]) == [], name
 
 
-async def test_an_empty_messages_list_is_refused_with_the_recorded_body(oai: openai.AsyncOpenAI) -> None:
-    real = recorded("openai_chat_empty_messages")
+@pytest.mark.parametrize("name", ["openai_chat_empty_messages", "openai_chat_max_tokens_0"])
+async def test_a_refused_request_gets_the_recorded_body(oai: openai.AsyncOpenAI, name: str) -> None:
+    real = recorded(name)  # max_tokens 0 with temperature -0.5 too: the service names max_tokens first
     with pytest.raises(openai.BadRequestError) as refused:
-        await oai.chat.completions.create(**real["request"])
+        await oai.post("/chat/completions", cast_to=dict, body=real["request"])
     assert refused.value.status_code == real["status"] == 400
     assert refused.value.body == real["response"]["error"]
