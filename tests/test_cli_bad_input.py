@@ -80,7 +80,7 @@ def test_numbers_out_of_range_are_usage_errors(capsys, argv, message):
 
 
 def test_mcp_serve_refuses_http_options_without_http(capsys):
-    err = _error(capsys, ["mcp-serve", str(EXAMPLES / "expenses.py"), "--port", "9000"])
+    err = _error(capsys, ["mcp-serve", str(EXAMPLES / "expenses.py"), "--port", "9000"], code=2)
     assert (
         err == "toolslip mcp-serve: --host and --port only apply to --http; add --http, or drop them to serve on stdio"
     )

@@ -222,4 +222,6 @@ async def test_cli_logs_each_request_on_stderr_unless_quiet() -> None:
 def test_cli_refuses_a_port_out_of_range_as_a_usage_error() -> None:
     done = subprocess.run([*_serve()[:-1], "99999"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert done.stderr.strip().endswith("argument --port: must be between 0 and 65535, got 99999")
+    assert done.stderr == (
+        "toolslip serve: argument --port: must be between 0 and 65535, got 99999 (see toolslip serve --help)\n"
+    )

@@ -166,4 +166,4 @@ def _server_tool(text: str) -> ServerTool:
     try:
         return server_tool(kind.strip(), **parsed)
     except ConfigError as exc:  # an unknown kind or option, as the user wrote it
-        raise UsageError(f"--server-tool {text!r}: {exc}") from None
+        raise UsageError(str(exc)) from None
