@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-import secrets
+import random
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,10 +24,14 @@ __all__ = ["ECHOES", "Echo", "request_ids"]
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_HEX = "0123456789abcdef"
+
+
+_RANDOM = random.Random()  # seeded from os.urandom; ids must be unique, not secret
 
 
 def _random(alphabet: str, length: int) -> str:
-    return "".join(secrets.choice(alphabet) for _ in range(length))
+    return "".join(_RANDOM.choices(alphabet, k=length))
 
 
 def _keep_or_mint(old: str, shape: tuple[str, str, int]) -> str:
@@ -40,7 +44,7 @@ def _keep_or_mint(old: str, shape: tuple[str, str, int]) -> str:
 
 def request_ids() -> tuple[str, str]:
     """A request id in OpenAI's shape (``req_`` and 32 hex digits) and in Anthropic's (``req_01…``)."""
-    return "req_" + secrets.token_hex(16), "req_01" + _random(_BASE58, 22)
+    return "req_" + _random(_HEX, 32), "req_01" + _random(_BASE58, 22)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,6 +217,6 @@ _ITEM_ID = re.compile(r"(msg|fc)_[0-9a-f]{50}")
 ECHOES: dict[str, Echo] = {
     "openai-chat": _ChatEcho(("chatcmpl-", _BASE62, 29), ("call_", _BASE62, 24)),
     "anthropic": _MessagesEcho(("msg_01", _BASE58, 22), ("toolu_01", _BASE58, 22)),
-    "openai-responses": _ResponsesEcho(("resp_", "0123456789abcdef", 50), ("call_", _BASE62, 24)),
+    "openai-responses": _ResponsesEcho(("resp_", _HEX, 50), ("call_", _BASE62, 24)),
 }
 """By wire-format name."""
