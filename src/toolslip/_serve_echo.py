@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import random
+import re
 from collections.abc import Mapping
 from typing import Any
 
