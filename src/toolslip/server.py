@@ -92,7 +92,7 @@ _TRACE: contextvars.ContextVar[_Trace] = contextvars.ContextVar("toolslip_serve_
 
 def _trace() -> _Trace:
     trace = _TRACE.get(None)
-    if trace is None:  # an app run without its middleware (a custom runner that drops it)
+    if trace is None:  # a handler called without the app's middleware (a unit test of an endpoint)
         trace = _Trace()
         _TRACE.set(trace)
     return trace
@@ -120,13 +120,13 @@ class ServerFormat(Protocol):
     def response_to_wire(self, response: ModelResponse) -> dict[str, Any]: ...
 
 
-def openai_error(status: int, problem: Rejection, request: str) -> dict[str, Any]:
+def openai_error(status: int, problem: Rejection, request_id: str) -> dict[str, Any]:
     """OpenAI's error body: ``{"error": {"message", "type", "param", "code"}}``."""
     kind = "server_error" if status >= 500 else _ERROR_TYPES.get(status, "invalid_request_error")
     return {"error": {"message": problem.message, "type": kind, "param": problem.param, "code": problem.code}}
 
 
-def anthropic_error(status: int, problem: Rejection, request: str) -> dict[str, Any]:
+def anthropic_error(status: int, problem: Rejection, request_id: str) -> dict[str, Any]:
     """Anthropic's error body: ``{"type": "error", "error": {"type", "message"}, "request_id"}``.
 
     Anthropic has no field slot: the message starts with the field, dotted (``messages.2.content: ...``).
@@ -135,7 +135,7 @@ def anthropic_error(status: int, problem: Rejection, request: str) -> dict[str, 
     message = problem.message
     if problem.param and message.startswith(problem.param):
         message = _dotted(problem.param) + message[len(problem.param) :]
-    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": request}
+    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
 
 
 def _dotted(path: str) -> str:
@@ -207,32 +207,32 @@ class _Endpoint:
         try:
             body = orjson.loads(await http.read())
         except orjson.JSONDecodeError as exc:
-            return self._fail(http, 400, Rejection(f"the request body is not valid JSON: {exc}"))
+            return self._fail(400, Rejection(f"the request body is not valid JSON: {exc}"))
         if not isinstance(body, dict):
-            return self._fail(http, 400, Rejection("the request body must be a JSON object"))
+            return self._fail(400, Rejection("the request body must be a JSON object"))
         _trace().asked = body.get("model")
         rejected = self.check(body)
         if rejected is not None:
-            return self._fail(http, 400, rejected)
+            return self._fail(400, rejected)
         # Taken out here, so a proxied model is not asked to stream (or for n choices) by Settings.extra.
         stream, options = body.pop("stream", False), body.pop("stream_options", None)
         count = (body.pop("n", None) or 1) if self.choices else 1
         for field in self.stateful:
             if body.get(field) is not None:
-                return self._fail(http, 400, Rejection(_stateless(field), field))
+                return self._fail(400, Rejection(_stateless(field), field))
         try:
             request = self.wire.request_from_wire(body)
         except FormatError as exc:
-            return self._fail(http, 400, Rejection(str(exc), exc.path or None))
+            return self._fail(400, Rejection(str(exc), exc.path or None))
         hosted = declared_server_tools(self.wire.NAME, request.extra_tools, body)
         if hosted:
-            return self._fail(http, 400, Rejection(_not_local(hosted), "tools"))
+            return self._fail(400, Rejection(_not_local(hosted), "tools"))
         try:
             responses = [await self._answer(http.app[_MODEL], request) for _ in range(count)]
         except ProviderError as exc:
-            return self._fail(http, exc.status if 400 <= exc.status < 600 else 502, Rejection(str(exc)))
+            return self._fail(exc.status if 400 <= exc.status < 600 else 502, Rejection(str(exc)))
         except ToolslipError as exc:
-            return self._fail(http, 500, Rejection(f"the model behind toolslip serve failed: {exc}"))
+            return self._fail(500, Rejection(f"the model behind toolslip serve failed: {exc}"))
         responses = [dataclasses.replace(r, id=responses[0].id) for r in responses]  # n choices, one id
         _trace().usage = _summed(responses).usage
         if stream:
@@ -251,7 +251,7 @@ class _Endpoint:
         response = await model.complete(dataclasses.replace(request, model=""))
         return self.echo.prepare(dataclasses.replace(response, model=request.model))
 
-    def _fail(self, http: web.Request, status: int, problem: Rejection) -> web.Response:
+    def _fail(self, status: int, problem: Rejection) -> web.Response:
         trace = _trace()
         trace.error = problem.message
         return _json(status, self.error(status, problem, trace.ids[1]))
