@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Rejection", "check_chat", "check_messages", "check_responses"]
+__all__ = ["Check", "Rejection", "check_chat", "check_messages", "check_responses"]
 
 _OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")
 _ANTHROPIC_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
@@ -36,7 +36,8 @@ class Rejection:
     code: str | None = None
 
 
-Check = Callable[[dict[str, Any]], "Rejection | None"]
+Check = Callable[[dict[str, Any]], Rejection | None]
+"""What an endpoint runs on a request body before anything else: the refusal, or None."""
 
 
 def _first(*checks: Iterator[Rejection]) -> Rejection | None:
