@@ -42,7 +42,7 @@ USAGE_ERRORS = [
     (["run", EXPENSES, "q", "--model", "nonsense:x"], "unknown model provider 'nonsense'"),
     (["run", EXPENSES, "q", "--model", "scripted:"], "ends with a colon"),
     (["run", EXPENSES, "q", "--server-tool", "web_search={oops"], "the options after '=' are not JSON"),
-    (["run", EXPENSES, "q", "--server-tool", "teleport"], "--server-tool 'teleport'"),
+    (["run", EXPENSES, "q", "--server-tool", "teleport"], "unknown server tool 'teleport'"),
     (["run", EXPENSES, "q", "--colour"], "unrecognized arguments: --colour"),
     (["eval", SUITE], "the following arguments are required: --model"),
     (["eval", SUITE, "--model", "reference", "-k", "0"], "argument -k: must be at least 1, got 0"),
