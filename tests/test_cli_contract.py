@@ -87,7 +87,7 @@ async def _run(argv: list[str], limit: asyncio.Semaphore, home: Path) -> tuple[i
     return child.returncode, out.decode(), err.decode()
 
 
-@pytest.mark.slow  # 37 real processes, four at a time: about 5 s on an idle 2-core machine
+@pytest.mark.slow  # 37 real processes of ~0.13 s CPU each, four at a time: a few seconds on an idle machine
 async def test_every_usage_error_exits_2_with_one_sentence(tmp_path: Path) -> None:
     limit = asyncio.Semaphore(4)
     results = await asyncio.gather(*(_run(argv, limit, tmp_path) for argv, _ in USAGE_ERRORS))
