@@ -128,16 +128,10 @@ def test_a_base_url_without_a_scheme_is_one_sentence(tmp_path: Path) -> None:
         )
 
 
-def test_run_prints_plurals_right(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolslip.cli", "run", WEATHER, "Weather in Beijing?", "--model", "scripted:weather"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**ENV, "TOOLSLIP_HOME": str(tmp_path)},
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1].startswith("[stop: completed after 2 model calls, 1 tool call; run ")
+def test_run_prints_plurals_right(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", str(ROOT / WEATHER), "Weather in Beijing?", "--model", "scripted:weather", "--no-journal"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("[stop: completed after 2 model calls, 1 tool call; ")
 
 
 BIG_TOOLS = '''
@@ -162,6 +156,7 @@ register_provider("big", lambda name, **options: FunctionModel(model, name="big"
 '''
 
 
+@pytest.mark.slow  # a real process moves 10 MB through the loop, the screen and the journal: ~2 s idle
 def test_a_10_mb_argument_is_cut_on_screen_and_kept_in_the_journal(tmp_path: Path) -> None:
     tools = tmp_path / "big.py"
     tools.write_text(BIG_TOOLS)

@@ -210,6 +210,7 @@ async def _one_request_then_stop(*options: str) -> str:
     return err.decode()
 
 
+@pytest.mark.slow  # two real `toolslip serve` processes (stderr and --quiet are the point): ~2 s idle
 async def test_cli_logs_each_request_on_stderr_unless_quiet() -> None:
     logged = await _one_request_then_stop()
     line = next(line for line in logged.splitlines() if "/v1/chat/completions" in line)
