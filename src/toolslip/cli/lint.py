@@ -17,7 +17,7 @@ from .._files import require_file
 from ..errors import ConfigError, FormatError
 from ..messages import ToolSpec
 from ..tools import Tool
-from . import EXIT_ERROR, EXIT_OK
+from . import EXIT_ERROR, EXIT_OK, UsageError
 from .files import load_tools_file
 from .mcp_option import add_mcp_option
 
@@ -45,7 +45,7 @@ def _handle(args: argparse.Namespace) -> int:
     from ..lint import lint
 
     if args.tools is None and not args.mcp:
-        raise ConfigError("give a tools file or JSON list of declarations, --mcp CMD, or both")
+        raise UsageError("give a tools file or JSON list of declarations, --mcp CMD, or both")
     tools = load_subjects(args.tools) if args.tools else []
     for spec in args.mcp:  # Tools whose effects come from the server's annotations, so side-effect rules apply
         from ..mcp import list_tools
