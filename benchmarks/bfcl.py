@@ -68,20 +68,26 @@ def _question(item: dict[str, Any]) -> str:
 
 
 def load(categories: Sequence[str] = CATEGORIES) -> tuple[list[ToolSpec], list[Query]]:
-    data = _data()
     pool: dict[str, ToolSpec] = {}  # keyed by the doc's JSON: identical docs once
     queries: list[Query] = []
+    for query, offered in items(categories):
+        for spec in offered:
+            pool.setdefault(json.dumps([spec.name, spec.description, spec.parameters], sort_keys=True), spec)
+        if query is not None:
+            queries.append(query)
+    return list(pool.values()), queries
+
+
+def items(categories: Sequence[str]) -> Iterator[tuple[Query | None, tuple[ToolSpec, ...]]]:
+    """Each test item: its single-call question (``None`` for a parallel item) and the functions offered."""
+    data = _data()
     for category in categories:
         answers = {a["id"]: a for a in _lines(data / "possible_answer" / f"BFCL_v4_{category}.json")}
         for item in _lines(data / f"BFCL_v4_{category}.json"):
-            for doc in item["function"]:
-                pool.setdefault(json.dumps(doc, sort_keys=True), _spec(doc))
             truth = answers[item["id"]]["ground_truth"]
-            if len(truth) != 1:  # retrieval of one function per question; parallel items are left out
-                continue
-            (answer,) = truth
-            queries.append(Query(item["id"], _question(item), next(iter(answer))))
-    return list(pool.values()), queries
+            # retrieval of one function per question; parallel items give their functions only
+            query = Query(item["id"], _question(item), next(iter(truth[0]))) if len(truth) == 1 else None
+            yield query, tuple(_spec(doc) for doc in item["function"])
 
 
 def split(queries: Sequence[Query]) -> tuple[list[Query], list[Query]]:
