@@ -29,7 +29,7 @@ BOUNDARY = re.compile(
 EMPTY_RESULT = re.compile(
     r"\bempty\b|\bno (?:results?|match(?:es)?|data|records?|items?|entries|\w+ (?:is|are) found)\b|\bnothing\b"
     r"|\bnot found\b|\bnone\b|\[\]|\bzero results\b|\bdoes not exist\b|\bunknown \w+ returns\b"
-    r"|\bno \w+ (?:fits|matches|exists)\b|\bif (?:there (?:is|are) )?no\b|\bno such\b|\bnull\b"
+    r"|\bno \w+ (?:fits|matches|exists)\b|\bif (?:there (?:is|are) )?no\b|\bno such\b|\bnull\b|\bat least one\b"
     r"|空|没有|查不到|不存在|无结果|未找到|找不到",
     re.IGNORECASE,
 )
@@ -37,8 +37,8 @@ STATES_CHANGE = re.compile(
     r"\b(?:creat|add|insert|updat|sets?\b|delet|remov|drop|sends?\b|sent\b|post|publish|book|reserv|pay|charg"
     r"|transfer|cancel|writ|upload|submit|modif|chang|overwrit|irreversib|cannot be undone|permanent|side effect"
     r"|merg|appl|plac|regist|assign|initiali[sz]|schedul|stor|sav|install|enabl|disabl|start|stop|restart|kill"
-    r"|mov|renam|cop|replac|format|mark|archiv|approv|reject|attach|link|unlink|play|handover|hand over|turn"
-    r"|launch|execut|run|lock|unlock|shar|invit|assign|subscrib|unsubscrib|order|rent|purchas|buy|refund)"
+    r"|mov|renam|cop|replac|archiv|approv|reject|unlink|handover|hand over"
+    r"|launch|execut|lock|unlock|shar|invit|subscrib|unsubscrib|rent|purchas|buy|refund)"
     r"|创建|新增|添加|修改|更新|删除|发送|支付|扣款|转账|预订|取消|写入|不可撤销|无法撤销",
     re.IGNORECASE,
 )
@@ -49,7 +49,7 @@ CLOSED_SET = re.compile(
     # a prose enumeration: "low, medium or high", "('local'), ('remote') or ('all')", "'asc' or 'desc'"
     rf"|(?:^|[:(]\s*|\bis\s+|\bare\s+){_VALUE}(?:\s*,\s*{_VALUE})+,?\s+or\s+{_VALUE}\s*(?:[.;)]|$)"
     rf"|['\"`][\w .-]{{1,24}}['\"`]\s+or\s+['\"`][\w .-]{{1,24}}['\"`]"
-    r"|(?<![\w/.:-])(?:[A-Z]{2,6}(?:/[A-Z]{2,6})+|[a-z]{3,12}(?:/[a-z]{3,12}){2,})(?![\w/.-])"
+    r"|(?<![\w/.:-])(?:[A-Z]{3}(?:/[A-Z]{3}){2,}|[a-z]{3,12}(?:/[a-z]{3,12}){2,})(?![\w/.-])"
     r"|可选|取值|之一",
 )
 _DATE_FORMAT = frozenset("YYYY YY MM DD HH SS yyyy yy mm dd hh ss T Z".split())
@@ -60,14 +60,18 @@ _EXAMPLES = re.compile(
 )
 
 
-def lists_values(text: str) -> bool:
-    """The description enumerates the values a free-text parameter takes, outside any example."""
+def lists_values(text: str, siblings: frozenset[str] = frozenset()) -> bool:
+    """The description enumerates the values a free-text parameter takes, outside any example (and not the
+    names of the tool's parameters: "provide either 'file_path' or 'content_base64'")."""
     for found in CLOSED_SET.finditer(text):
-        if set(re.findall(r"[A-Za-z]+", found.group())) <= _DATE_FORMAT:
+        if set(re.findall(r"['\"`]([\w.-]+)['\"`]", found.group())) & siblings:
+            continue
+        letters = set(re.findall(r"[A-Za-z]+", found.group()))
+        if letters and letters <= _DATE_FORMAT:
             continue  # "MM/DD/YYYY" is a format, not a set
         before = text[max(0, found.start() - 60) : found.start()]
-        after = text[found.end() : found.end() + 12]
-        if not _EXAMPLES.search(before) and not re.match(r"\s*(?:,\s*)?(?:etc|\.\.\.|…)", after):
+        after = re.split(r"(?<!e\.g)(?<!i\.e)\.\s", text[found.end() : found.end() + 160])[0]
+        if not _EXAMPLES.search(before) and not re.search(r"\betc\b|\.\.\.|…|\band so on\b", after):
             return True
     return False
 
@@ -83,6 +87,7 @@ MUTATING_VERBS = frozenset(
     )
 )
 _GENERIC = RETRIEVAL_VERBS | frozenset(terms("info details data one"))
+GENERIC_NAME_WORDS = _GENERIC
 
 
 @dataclass(frozen=True)
@@ -281,7 +286,7 @@ _ACTIONS = {
     "rename": "rename",
     "copy": "copy duplicate clone",
     "delete": "delete remove drop clear cancel unregister",
-    "book": "book reserve buy purchase order pay rent",
+    "book": "book reserve buy purchase pay rent",
     "send": "send post publish share notify reply forward",
     "run": "run execute start stop launch",
     "convert": "convert translate transform",

@@ -79,7 +79,7 @@ RULES: Mapping[str, Rule] = {
 }
 
 _NAME_PATTERNS = {fmt: re.compile(name_pattern(fmt)) for fmt in ("openai-chat", "anthropic")}
-OVERLAP, NEIGHBOUR, SYNONYMOUS = 0.6, 0.45, 0.75
+OVERLAP, NEIGHBOUR, SYNONYMOUS = 0.6, 0.45, 0.6
 """Similarity (see ``_lint_rules.similarity``) from which two tools doing the same to one object overlap, and
 from which they are neighbours, and from which names with other words may still name one object."""
 TOOL_BUDGET, SET_SHARE = 1000, 0.05
@@ -308,6 +308,7 @@ def _parameters(s: _Subject) -> Iterator[Finding]:
     name = s.spec.name
     found = list(r.params(s.spec.parameters))
     siblings = " ".join(p.path for p in found)
+    names = frozenset(p.path.rsplit(".", 1)[-1] for p in found)
     for p in found:
         described = p.schema.get("description")
         text = described if isinstance(described, str) else ""
@@ -320,7 +321,7 @@ def _parameters(s: _Subject) -> Iterator[Finding]:
                 "describe what goes in it, with its format and an example",
                 p.path,
             )
-        closed = r.is_free_text(p.schema) and bool(text) and r.lists_values(text)
+        closed = r.is_free_text(p.schema) and bool(text) and r.lists_values(text, names)
         if closed:
             yield _finding(
                 "param-closed-set",
@@ -369,11 +370,14 @@ def _pairs(subjects: list[_Subject]) -> Iterator[Finding]:
     acts = {name: r.actions(name, view[1]) for name, view in views.items()}
     neighbours: dict[str, list[str]] = {name: [] for name in views}
     for a, b in itertools.combinations(views, 2):
-        if a == b or r.concepts(a) == r.concepts(b) or not acts[a] & acts[b]:
+        if a == b or r.concepts(a) == r.concepts(b) or acts[a] and acts[b] and not acts[a] & acts[b]:
             continue  # one vs many (upload_attachment/upload_attachments) differ; duplicates are name-duplicate
         signposted = r.names_other(views[a][1], b) or r.names_other(views[b][1], a)
         score = r.similarity(profiles[a], profiles[b])
-        same = r.same_object(profiles[a], profiles[b], strict=score < SYNONYMOUS)
+        # Names in other words ("forecast"/"outlook") may name one object when the descriptions say so; names
+        # sharing words but differing in one ("cell alignment"/"alignment all") name different things.
+        strict = score < SYNONYMOUS or bool(set(r.terms(a)) & set(r.terms(b)) - r.GENERIC_NAME_WORDS)
+        same = r.same_object(profiles[a], profiles[b], strict=strict)
         if same and score >= OVERLAP and not signposted:
             yield _finding(
                 "overlap",
