@@ -88,8 +88,10 @@ def recall() -> tuple[int, int, list[str], list[str]]:
     missed: list[str] = []
     false_alarms: list[str] = []
     for case in planted:
-        specs = [ToolSpec(name=t["name"], description=t.get("description", ""), parameters=t.get("parameters", {}))
-                 for t in case["tools"]]
+        specs = [
+            ToolSpec(name=t["name"], description=t.get("description", ""), parameters=t.get("parameters", {}))
+            for t in case["tools"]
+        ]
         findings = lint(specs, cost=False).findings
         made = {(f.tool, f.rule, f.parameter or "") for f in findings}
         for defect in case["defects"]:
@@ -111,9 +113,21 @@ def main() -> None:
     if args.sample:
         verdicts = judged() if (DATA / "lint_judged.json").exists() else {}
         todo = [(k, f, s) for k, (f, s) in real_findings().items() if k not in verdicts and args.rule in (None, f.rule)]
-        for k, f, source in random.Random(7).sample(todo, min(args.sample, len(todo))):
-            print(json.dumps({"source": source, "tool": f.tool, "rule": f.rule, "parameter": f.parameter, "other": f.other,
-                              "message": f.message, "text": f.text[:400]}, ensure_ascii=False))
+        for _, f, source in random.Random(7).sample(todo, min(args.sample, len(todo))):
+            print(
+                json.dumps(
+                    {
+                        "source": source,
+                        "tool": f.tool,
+                        "rule": f.rule,
+                        "parameter": f.parameter,
+                        "other": f.other,
+                        "message": f.message,
+                        "text": f.text[:400],
+                    },
+                    ensure_ascii=False,
+                )
+            )
         return
     per_rule, stale = precision()
     print(f"{'rule':<28} {'findings':>8} {'judged':>7} {'right':>6} {'precision':>9}")
@@ -122,8 +136,10 @@ def main() -> None:
         total.update(c)
         shown = f"{c['right'] / c['judged']:.2f}" if c["judged"] else "-"
         print(f"{rule:<28} {c['found']:>8} {c['judged']:>7} {c['right']:>6} {shown:>9}")
-    print(f"{'all rules':<28} {total['found']:>8} {total['judged']:>7} {total['right']:>6} "
-          f"{total['right'] / max(total['judged'], 1):>9.2f}")
+    print(
+        f"{'all rules':<28} {total['found']:>8} {total['judged']:>7} {total['right']:>6} "
+        f"{total['right'] / max(total['judged'], 1):>9.2f}"
+    )
     if stale:
         print(f"({stale} judged findings are no longer made)")
     hit, planted, missed, false_alarms = recall()

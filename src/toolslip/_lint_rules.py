@@ -114,7 +114,10 @@ TOPICS = (
     ),
     Topic(
         "date or time",
-        re.compile(r"(?<![a-z])(?:date|time(?!out|zone|line|s\b|r))|\bday\b|birthday|deadline|\bsince\b|\buntil\b|日期|时间", re.I),
+        re.compile(
+            r"(?<![a-z])(?:date|time(?!out|zone|line|s\b|r))|\bday\b|birthday|deadline|\bsince\b|\buntil\b|日期|时间",
+            re.I,
+        ),
         re.compile(
             r"yyyy|iso ?8601|rfc ?3339|\bhh:mm|unix|epoch|timestamp|format|\d{4}-\d{2}|年|月|秒|分钟|小时"
             r"|\b(?:(?:milli)?seconds?|minutes?|hours?|days|weeks?|months?|years?)\b|" + _EXAMPLE,
@@ -126,7 +129,8 @@ TOPICS = (
         "amount of money",
         re.compile(r"price|cost|money|salary|budget|\bfee|payment|金额|价格|费用", re.I),
         re.compile(
-            r"(?-i:\b[A-Z]{3}\b)|currency|cents?\b|dollars?|euros?|yuan|元|币|iso ?4217|\bfactor\b|\branging\b|\bratio\b"
+            r"(?-i:\b[A-Z]{3}\b)|currency|cents?\b|dollars?|euros?|yuan|元|币|iso ?4217"
+            r"|\bfactor\b|\branging\b|\bratio\b"
             r"|\b\d+(?:\.\d+)? (?:means|is|represents)\b",
             re.I,
         ),
@@ -144,7 +148,8 @@ TOPICS = (
             r"|characters?|chars|bytes?|bits?|tokens?|words?|items?|lines?|rows?|pixels?|px|percent(?:age)?|degrees?"
             r"|points?|pt|dpi|results?|entries|records?|levels?)\b|\bnumber of\b|\bcount\b|%|°|\b\d+\s*(?:-|to)\s*\d+\b"
             r"|\bbetween -?\d+(?:\.\d+)?\b.{0,15}\band -?\d|\bfrom -?\d+(?:\.\d+)?\b.{0,15}\bto -?\d|\branging\b"
-            r"|\b\d+(?:\.\d+)? (?:is|means)\b|\bfactor\b|\bratio\b|\bfraction\b|公斤|千克|克|米|公里|秒|分钟|小时|摄氏|华氏",
+            r"|\b\d+(?:\.\d+)? (?:is|means)\b|\bfactor\b|\bratio\b|\bfraction\b"
+            r"|公斤|千克|克|米|公里|秒|分钟|小时|摄氏|华氏",
             re.I,
         ),
         "state the unit, e.g. 'in kilograms' or 'in seconds'",
@@ -227,8 +232,10 @@ def is_retrieval(name: str, description: str) -> bool:
     """A tool that searches or lists (``search_orders``, ``order_lookup``, "Finds available trains..."), so
     it can come back empty. ``get_current_time`` or ``get_user(id)`` cannot: a missing one is an error."""
     words = {stem(w.lower()) for w in CAMEL.findall(name)}
-    return bool(words & _SEARCHING) or bool(_SEARCHES.match(description)) or bool(
-        re.match(r"\s*(?:查|搜|找|列出|检索)", description)
+    return (
+        bool(words & _SEARCHING)
+        or bool(_SEARCHES.match(description))
+        or bool(re.match(r"\s*(?:查|搜|找|列出|检索)", description))
     )
 
 

@@ -50,6 +50,11 @@ _STOP = frozenset(
     של את על מה אני זה עם
     """.split()
 )
+# The question words of Chinese, Japanese and Korean questions, as the bigrams they become.
+_STOP_GRAMS = frozenset(
+    """怎么 么样 什么 一下 帮我 请问 我想 可以 如何 现在 今天 是否 多少
+    教え えて ください 알려 려줘 주세요 어떻게""".split(),
+)
 # Identifier boundaries: "getHTTPResponse" -> get HTTP Response; digits stand alone.
 CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Combining marks of the scripts whose words contain them; \w does not match them.
@@ -124,7 +129,8 @@ def _chunk_terms(chunk: str) -> tuple[str, ...]:
             continue
         if "\u0e00" <= run[0] <= "\u0eff":
             run = _THAI_TONES.sub("", run) or run  # Thai and Lao tone marks, folded like accents
-        out += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+        grams = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+        out += [g for g in grams if g not in _STOP_GRAMS]
     return tuple(out)
 
 
@@ -145,8 +151,11 @@ def _word_terms(run: str) -> tuple[str, ...]:
     for word in re.findall(r"[^\W\d_]+|\d+", folded):
         if word in _STOP:
             continue
-        if _TRUNCATED.match(word):  # case endings: "погода", "погоду", "погоды" -> "погод"
-            word = word[:-1] if 4 <= len(word) <= 5 and word[-1] in "аеиоуыэюяьοαηιυω" else word[:5]
+        if _TRUNCATED.match(word):  # case endings: "погода", "погоду", "погодой" -> "погод"; "καιρός", "καιρό"
+            for _ in range(2):
+                if len(word) > 3 and word[-1] in "аеиоуыэюяьйοαηιυωσ":
+                    word = word[:-1]
+            word = word[:5]
         elif "\u0600" <= word[0] <= "\u06ff":
             word = _arabic(word)
         elif "\u05d0" <= word[0] <= "\u05ea" and len(word) >= 3 and word[0] in "הובלמשכ":

@@ -8,7 +8,7 @@ Rules (``RULES`` holds the same list):
 
 =========================== ======== ==========================================================
 name-invalid                error    a provider rejects the name (``查询天气``, a space, a dot, over 64 characters)
-name-duplicate              error    two declarations share a name: the model cannot tell them apart, providers reject it
+name-duplicate              error    two declarations share a name: the model cannot tell them apart
 description-missing         error    no description at all
 description-restates-name   error    the description only repeats the name ("Search orders.")
 description-short           warning  under 4 words (a CJK character counts half a word)
@@ -233,7 +233,8 @@ def _names(subjects: list[_Subject]) -> Iterator[Finding]:
         rejected = [(fmt, pattern) for fmt, pattern in _NAME_PATTERNS.items() if not pattern.match(name)]
         if seen[name] == 1 and rejected:
             providers = "; ".join(f"{fmt} ({pattern.pattern})" for fmt, pattern in rejected)
-            why = "is empty" if not name else f"is {len(name)} characters" if name.isascii() and r.NAME_CHARS.fullmatch(name) else "has characters outside a-z, A-Z, 0-9, _ and -"
+            plain = name.isascii() and r.NAME_CHARS.fullmatch(name)
+            why = f"is {len(name)} characters" if plain else "has characters outside a-z, A-Z, 0-9, _ and -"
             yield _finding(
                 "name-invalid",
                 name,
@@ -376,7 +377,7 @@ def _pairs(subjects: list[_Subject]) -> Iterator[Finding]:
         score = r.similarity(profiles[a], profiles[b])
         # Names in other words ("forecast"/"outlook") may name one object when the descriptions say so; names
         # sharing words but differing in one ("cell alignment"/"alignment all") name different things.
-        strict = score < SYNONYMOUS or bool(set(r.terms(a)) & set(r.terms(b)) - r.GENERIC_NAME_WORDS)
+        strict = score < SYNONYMOUS or bool(set(terms(a)) & set(terms(b)) - r.GENERIC_NAME_WORDS)
         same = r.same_object(profiles[a], profiles[b], strict=strict)
         if same and score >= OVERLAP and not signposted:
             yield _finding(

@@ -113,7 +113,11 @@ def _declaration(path: str, i: int, item: object) -> ToolSpec:
         raise ConfigError(f"{path}: item {i} is not a tool declaration of any shape lint reads ({kinds})")
     fmt = shape[2]
     if fmt == "mcp":  # an MCP tool is an Anthropic one with another key for its schema
-        item = {"name": item.get("name"), "description": item.get("description", ""), "input_schema": item["inputSchema"]}
+        item = {
+            "name": item.get("name"),
+            "description": item.get("description", ""),
+            "input_schema": item["inputSchema"],
+        }
         fmt = "anthropic"
     try:
         (spec,) = get_format(fmt).tools_from_wire([item])
