@@ -73,13 +73,14 @@ def check(data: object, fmt: str | None = None, *, fix: bool = False) -> CheckRe
     SCANNERS[fmt](items, scan)
     if body is not None:
         _check_tools(body, fmt, scan)
-        if any(t.kind != "other" for t in scan.turns) and not body.get(_TOOLS_KEY.get(fmt, "tools")):
+        # OpenAI takes a history with calls and no tools (a last step that must answer in words);
+        # Anthropic rejects it with an HTTP 400.
+        if fmt == "anthropic" and any(t.kind != "other" for t in scan.turns) and not body.get("tools"):
             scan.problem(
                 None,
-                _TOOLS_KEY.get(fmt, "tools"),
+                "tools",
                 "tools_dropped",
-                "the history holds tool calls but this request declares no tools (Anthropic rejects it; "
-                "others stop offering tools)",
+                "the history holds tool blocks but this request declares no tools, which Anthropic rejects",
                 "send the same tools as the first request",
             )
     _check_pairing(scan.turns, scan)
