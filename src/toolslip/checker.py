@@ -192,7 +192,11 @@ def _check_tools(body: Json, fmt: str, scan: Scan) -> None:
 
 def _declaration(tool: Json, fmt: str, path: str, scan: Scan) -> Json | None:
     """The function declaration inside ``tool`` after undoing spelling mix-ups (None for server tools)."""
-    wrapped = tool.get("type") == "function" and isinstance(tool.get("function"), dict)
+    if fmt != "anthropic" and tool.get("type", "function") != "function":
+        # A hosted or provider tool (web_search, openrouter:web_search, a client tool_search): the
+        # provider defines it, so its name and shape are the provider's business.
+        return None
+    wrapped = isinstance(tool.get("function"), dict)  # Mistral leaves out "type"
     wants_wrapper = fmt == "openai-chat"
     if wrapped != wants_wrapper and (wrapped or "parameters" in tool or "input_schema" in tool):
         how = 'wrap it as {"type": "function", "function": {...}}' if wants_wrapper else 'unwrap "function"'

@@ -256,7 +256,7 @@ def response_from_wire(data: object) -> ModelResponse:
     servers = wire_usage.get("server_tool_use")
     server_use: Mapping[str, int] = {}
     kept: dict[str, object] = {"fields": leftover(body, _RESPONSE_KEYS), "usage": rest}
-    absent = [k for k in ("type", "stop_sequence") if k not in body]
+    absent = [k for k in ("type", "stop_sequence", "id", "model") if k not in body]
     if absent:
         kept["absent"] = absent
     if isinstance(servers, dict) and servers and all(type(v) is int for v in servers.values()):

@@ -228,6 +228,8 @@ def response_to_wire(response: ModelResponse) -> Json:
                 "reasoning_tokens": usage.reasoning_tokens,
             }
         out["usage"] = wire
+    for key in kept.get("absent", ()):
+        out.pop(key, None)  # defaults this writer adds that the response read here did not have
     return out
 
 
@@ -239,6 +241,9 @@ def response_from_wire(data: object) -> ModelResponse:
         raise FormatError("the response has no choices", "choices")
     choice = obj(choices[0], "choices[0]")
     kept: Json = {"fields": leftover(body, frozenset({"id", "model", "choices", "usage"}))}
+    absent = [k for k in ("object", "created", "id", "model") if k not in body]
+    if absent:
+        kept["absent"] = absent
     # A choice withheld by a content filter (Azure) comes with no message at all.
     wire_message = obj(choice["message"], "choices[0].message") if choice.get("message") is not None else {}
     if "message" not in choice:

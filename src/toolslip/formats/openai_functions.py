@@ -70,10 +70,16 @@ def tools_to_wire(specs: Iterable[ToolSpec]) -> list[Json]:
 
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
-    wrapped = [
-        {"type": "function", "function": obj(raw, f"functions[{i}]")} for i, raw in enumerate(seq(items, "functions"))
+    return [
+        spec_from_wire(obj(raw, f"functions[{i}]"), f"functions[{i}]") for i, raw in enumerate(seq(items, "functions"))
     ]
-    return [replace(s, extra=_rekey(s.extra, chat.NAME, NAME)) for s in chat.tools_from_wire(wrapped)]
+
+
+def spec_from_wire(item: Json, path: str = "functions[0]") -> ToolSpec:
+    """One ``functions`` entry ``{name, description, parameters}`` as a ToolSpec."""
+    spec = chat.spec_from_wire({"type": "function", "function": item}, path)
+    assert spec is not None  # a function wrapper always reads as a function tool
+    return replace(spec, extra=_rekey(spec.extra, chat.NAME, NAME))
 
 
 # --- messages ---------------------------------------------------------------------------------------

@@ -292,11 +292,17 @@ def response_from_wire(data: object) -> ModelResponse:
         raw = details["reason"]
         stop = INCOMPLETE.get(raw, "other")
     kept: Json = {"fields": leftover(body, _RESPONSE_KEYS)}
-    absent = [
-        k
-        for k in ("object", "created_at", "parallel_tool_calls", "tool_choice", "tools", "incomplete_details")
-        if k not in body
-    ]
+    defaults = (
+        "object",
+        "created_at",
+        "parallel_tool_calls",
+        "tool_choice",
+        "tools",
+        "incomplete_details",
+        "id",
+        "model",
+    )
+    absent = [k for k in defaults if k not in body]
     if absent:
         kept["absent"] = absent
     wire_usage = body.get("usage")
