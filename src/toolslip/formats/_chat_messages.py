@@ -29,6 +29,8 @@ from ._wire import (
     mark_error,
     need,
     obj,
+    openai_file_from_wire,
+    openai_file_to_wire,
     parse_arguments,
     seq,
     stash,
@@ -50,7 +52,6 @@ _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name", "refusal", *
 _TOOL_MESSAGE_KEYS = frozenset({"role", "tool_call_id", "content"})
 _CALL_KEYS = frozenset({"id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
-_FILE_KEYS = frozenset({"file_data", "file_id", "filename"})
 _ABSENT = object()
 
 
@@ -182,21 +183,10 @@ def _part_to_wire(part: Part, kept: Json | None) -> Json:
         inner: Json = {"url": image_to_url(part)}  # type: ignore[arg-type]  # kind is Image
         return {"type": "image_url", "image_url": {**kept, **inner} if kept else inner}
     if kind is File:
-        return {"type": "file", "file": _file_to_wire(part)}  # type: ignore[arg-type]  # kind is File
+        return {"type": "file", "file": openai_file_to_wire(part)}  # type: ignore[arg-type]  # kind is File
     if isinstance(part, ProviderPart):
         return dict(part.data)  # audio, refusal parts... of this format
     raise FormatError(f"a {part.kind} part cannot appear in a message's content")
-
-
-def _file_to_wire(file: File) -> Json:
-    out: Json = {}
-    if file.data is not None:
-        out["file_data"] = f"data:{file.media_type};base64,{file.data}"
-    else:
-        out["file_id"] = file.file_id
-    if file.name is not None:
-        out["filename"] = file.name
-    return out
 
 
 def _toolmessage_to_wire(message: Message, out: list[Json]) -> None:
@@ -373,30 +363,19 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
             image = obj(block["image_url"], f"{path}[{i}].image_url")
             parts.append(image_from_url(text(image.get("url"), f"{path}[{i}].image_url.url")))
             rest = leftover(image, frozenset({"url"})) if len(image) > 1 else None
-        elif kind == "file" and block.keys() == {"type", "file"} and (file := _file_from_wire(block["file"])):
+        elif (
+            kind == "file"
+            and block.keys() == {"type", "file"}
+            and isinstance(block["file"], dict)
+            and "file_url" not in block["file"]  # no such spelling in Chat
+            and (file := openai_file_from_wire(block["file"], NAME))
+        ):
             parts.append(file)
         else:
             parts.append(ProviderPart(format=NAME, data=block))  # audio, refusal parts...
         if rest:
             kept[str(i)] = rest
     return parts, kept, "list"
-
-
-def _file_from_wire(data: object) -> File | None:
-    """A ``file`` content part as a File; ``None`` for a spelling it cannot give back exactly."""
-    if not isinstance(data, dict) or not data.keys() <= _FILE_KEYS or ("file_data" in data) == ("file_id" in data):
-        return None
-    name = data.get("filename")
-    if not isinstance(name, str | None):
-        return None
-    raw = data.get("file_data")
-    if isinstance(raw, str) and raw.startswith("data:") and ";base64," in raw:
-        media_type, payload = raw[5:].split(";base64,", 1)
-        return File(media_type=media_type, data=payload, name=name)
-    file_id = data.get("file_id")
-    if isinstance(file_id, str):
-        return File(file_id=file_id, name=name, source=NAME)
-    return None
 
 
 def call_from_wire(raw: object, path: str) -> tuple[ToolCall, Json | None]:

@@ -27,6 +27,8 @@ from ._wire import (
     mark_error,
     need,
     obj,
+    openai_file_from_wire,
+    openai_file_to_wire,
     parse_arguments,
     seq,
     stash,
@@ -42,7 +44,7 @@ _OPENAI_FILES = frozenset({"openai-chat", "openai-functions", NAME})
 _ROLES = {"system": "system", "developer": "system", "user": "user"}
 _CALL_KEYS = frozenset({"type", "call_id", "name", "arguments"})
 _OUTPUT_KEYS = frozenset({"type", "call_id", "output"})
-_FILE_KEYS = frozenset({"type", "file_data", "file_id", "file_url", "filename"})
+_TYPE = frozenset({"type"})
 
 # --- messages (input items) -------------------------------------------------------------------------
 
@@ -144,25 +146,12 @@ def _content_to_wire(part: Part, text_kind: str, kept: Json | None) -> Json:
         if kept is None:
             block["detail"] = "auto"
     elif type(part) is File:
-        block = {"type": "input_file", **_file_to_wire(part)}
+        block = {"type": "input_file", **openai_file_to_wire(part)}
     elif type(part) is ProviderPart and part.format == NAME:
         block = dict(part.data)  # images by file_id...
     else:
         raise CannotExpress(f"a {part.kind} part cannot be message content in the Responses API")
     return {**kept, **block} if kept else block
-
-
-def _file_to_wire(file: File) -> Json:
-    out: Json = {}
-    if file.data is not None:
-        out["file_data"] = f"data:{file.media_type};base64,{file.data}"
-    elif file.url is not None:
-        out["file_url"] = file.url
-    else:
-        out["file_id"] = file.file_id
-    if file.name is not None:
-        out["filename"] = file.name
-    return out
 
 
 def _assistant_item(
@@ -359,31 +348,13 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
         elif kind == "input_image" and isinstance(block.get("image_url"), str):
             parts.append(image_from_url(block["image_url"]))
             rest = leftover(block, frozenset({"type", "image_url"}))
-        elif kind == "input_file" and (file := _file_from_wire(block)) is not None:
+        elif kind == "input_file" and (file := openai_file_from_wire(leftover(block, _TYPE), NAME)) is not None:
             parts.append(file)
         else:
             parts.append(ProviderPart(format=NAME, data=block))  # images by file_id, audio...
         if rest or kind == "input_image":
             kept[str(j)] = rest
     return parts, kept
-
-
-def _file_from_wire(block: Json) -> File | None:
-    name = block.get("filename")
-    if not block.keys() <= _FILE_KEYS or not isinstance(name, str | None):
-        return None
-    sources = [k for k in ("file_data", "file_id", "file_url") if k in block]
-    if len(sources) != 1 or not isinstance(block[sources[0]], str):
-        return None
-    value: str = block[sources[0]]
-    if sources[0] == "file_id":
-        return File(file_id=value, name=name, source=NAME)
-    if sources[0] == "file_url":
-        return File(url=value, name=name)
-    if value.startswith("data:") and ";base64," in value:
-        media_type, data = value[5:].split(";base64,", 1)
-        return File(media_type=media_type, data=data, name=name)
-    return None
 
 
 def _output_from_wire(item: Json, path: str) -> str | tuple[ResultPart, ...]:

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ..errors import FormatError
-from ..messages import Image, ModelResponse, Request, StopReason, ToolChoice, ToolSpec
+from ..messages import File, Image, ModelResponse, Request, StopReason, ToolChoice, ToolSpec
 from ..server_tools import render as render_server_tools
 
 Json = dict[str, Any]
@@ -194,6 +194,45 @@ def image_from_url(url: str) -> Image:
 def image_to_url(image: Image) -> str | None:
     """An Image as an OpenAI image URL: inline data becomes a ``data:`` URL (the inverse of image_from_url)."""
     return image.url if image.data is None else f"data:{image.media_type};base64,{image.data}"
+
+
+OPENAI_FILE_KEYS = frozenset({"file_data", "file_id", "file_url", "filename"})
+
+
+def openai_file_from_wire(data: Mapping[str, Any], source: str) -> File | None:
+    """An OpenAI file part's fields (Chat ``file.*``, Responses ``input_file``) as a File.
+
+    ``None`` for a spelling a File cannot give back exactly (two sources, a data URL without base64...).
+    """
+    name = data.get("filename")
+    sources = [k for k in ("file_data", "file_id", "file_url") if k in data]
+    if not data.keys() <= OPENAI_FILE_KEYS or not isinstance(name, str | None) or len(sources) != 1:
+        return None
+    key, value = sources[0], data[sources[0]]
+    if not isinstance(value, str):
+        return None
+    if key == "file_id":
+        return File(file_id=value, name=name, source=source)
+    if key == "file_url":
+        return File(url=value, name=name)
+    if value.startswith("data:") and ";base64," in value:
+        media_type, payload = value[5:].split(";base64,", 1)
+        return File(media_type=media_type, data=payload, name=name)
+    return None
+
+
+def openai_file_to_wire(file: File) -> Json:
+    """The inverse of :func:`openai_file_from_wire` (inline data as a ``data:`` URL)."""
+    out: Json = {}
+    if file.data is not None:
+        out["file_data"] = f"data:{file.media_type};base64,{file.data}"
+    elif file.url is not None:
+        out["file_url"] = file.url
+    else:
+        out["file_id"] = file.file_id
+    if file.name is not None:
+        out["filename"] = file.name
+    return out
 
 
 def split_tools(

@@ -11,8 +11,9 @@ What is particular to this format:
   ``function_call`` items (``call_id`` pairs the call with its output; ``id`` is the item's own ``fc_...``
   id), ``function_call_output`` items, ``reasoning`` items, and hosted-tool items (``web_search_call``,
   ``mcp_call``, ``mcp_list_tools``...). Consecutive model-side items form one neutral assistant message;
-  consecutive outputs one neutral ``tool`` message. Reasoning and hosted-tool items become
-  ``ProviderPart("openai-responses", item)``, sent back unchanged.
+  consecutive outputs one neutral ``tool`` message. A reasoning item is a Reasoning part (the item kept
+  whole in the stash); hosted-tool items become ``ProviderPart("openai-responses", item)``, sent back
+  unchanged.
 - The system prompt is ``instructions`` (or a ``system``/``developer`` message item).
 - There is no error flag on an output: an error result is sent with ``"Error: "`` before its content.
 - A response has no finish reason: ``status`` (``completed``, ``incomplete`` with
