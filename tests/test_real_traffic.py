@@ -153,7 +153,8 @@ def test_every_cross_format_conversion_is_lossless_or_says_what_it_lost() -> Non
                 strict, raised = None, exc
             try:
                 dropped = convert(body, from_=fmt, to=target, what=what, on_loss="drop", split_calls=split)  # type: ignore[arg-type]
-                convert(body, from_=fmt, to=target, what=what, on_loss="mark", split_calls=split)  # type: ignore[arg-type]
+                if dropped.lost:  # marks differ from drops only where something is lost
+                    convert(body, from_=fmt, to=target, what=what, on_loss="mark", split_calls=split)  # type: ignore[arg-type]
             except CannotExpress as exc:
                 # Only legacy functions refuse under every policy: a response with several calls.
                 if not (target == "openai-functions" and "calls in one response" in str(exc)):
@@ -162,7 +163,7 @@ def test_every_cross_format_conversion_is_lossless_or_says_what_it_lost() -> Non
             except Exception as exc:  # every crash is reported with its body's id
                 failures.append(f"{where}: {type(exc).__name__}: {exc}")
                 continue
-            if strict is not None and (_canon(strict.data) != _canon(dropped.data) or strict.lost != dropped.lost):
+            if strict is not None and (_stamped(strict.data) != _stamped(dropped.data) or strict.lost != dropped.lost):
                 failures.append(f"{where}: on_loss='error' succeeded but differs from on_loss='drop'")
             if raised is not None and not any(loss.path == raised.path for loss in dropped.lost):
                 failures.append(f"{where}: raised {raised} but on_loss='drop' lists no loss there")
@@ -184,3 +185,10 @@ def test_check_finds_nothing_wrong_in_requests_the_services_accepted() -> None:
 
 def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+def _stamped(value: Any) -> str:
+    """``value`` without the creation time a writer stamps on a response it makes (it ticks between two runs)."""
+    if isinstance(value, dict):
+        value = {k: v for k, v in value.items() if k not in ("created", "created_at")}
+    return _canon(value)

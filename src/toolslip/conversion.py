@@ -235,6 +235,14 @@ def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request
                 stubs = "declared a stub tool per called name"
                 plan.cannot("tools", "a history with tool blocks but no tools (Anthropic requires tools)", stubs, stubs)
                 tools = tuple(ToolSpec(name=n, description="", parameters={"type": "object"}) for n in names)
+    if (
+        settings is request.settings
+        and extra_tools is request.extra_tools
+        and len(tools) == len(request.tools)
+        and all(map(operator.is_, tools, request.tools))
+        and all(map(operator.is_, messages, request.messages))
+    ):
+        return request
     return replace(request, messages=tuple(messages), tools=tools, extra_tools=extra_tools, settings=settings)
 
 
@@ -266,6 +274,8 @@ def _settings(plan: _Plan, settings: Settings) -> Settings:
         )
         if plan.cannot(f"settings.extra.{key}", what):
             extra[key] = value  # pragma: no cover - mark keeps nothing for a field
+    if max_tokens == settings.max_tokens and extra == settings.extra:
+        return settings
     return replace(settings, max_tokens=max_tokens, extra=extra)
 
 
@@ -318,7 +328,8 @@ def _response(plan: _Plan, response: ModelResponse) -> ModelResponse:
             plan.note("usage.cache_write_tokens", "the cache-write token count", "dropped: Chat usage has no field")
         if usage.reasoning_tokens and plan.target == "anthropic":
             plan.note("usage.reasoning_tokens", "the reasoning token count", "dropped: Anthropic usage has no field")
-    return replace(response, message=_message(plan, response.message, "message"))
+    message = _message(plan, response.message, "message")
+    return response if message is response.message else replace(response, message=message)
 
 
 def _messages(plan: _Plan, messages: Sequence[Message]) -> list[Message]:

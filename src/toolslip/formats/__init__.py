@@ -85,11 +85,18 @@ def read_declaration(item: Mapping[str, Any], path: str = "tool") -> tuple[str, 
 
 def get_format(name: str) -> WireFormat:
     """The format module called ``name`` (``"openai-chat"``, ``"anthropic"``, ``"openai-responses"``...)."""
+    loaded = _LOADED.get(name)
+    if loaded is not None:
+        return loaded
     module = FORMATS.get(name)
     if module is None:
         known = ", ".join(sorted(FORMATS))
         raise FormatError(f"unknown wire format {name!r}; known formats: {known}")
-    return cast(WireFormat, importlib.import_module(f".{module}", __name__))
+    loaded = _LOADED[name] = cast(WireFormat, importlib.import_module(f".{module}", __name__))
+    return loaded
+
+
+_LOADED: dict[str, WireFormat] = {}  # a conversion looks up two formats: importlib's lookup is not free
 
 
 if TYPE_CHECKING:  # mypy proves each module satisfies the protocol
