@@ -25,7 +25,6 @@ from ._wire import (
     obj,
     seq,
     stash,
-    text,
     unread_keys,
     unstash,
     with_fields,
@@ -287,7 +286,7 @@ def _block_from_wire(block: Json, where: str, inner: Json) -> tuple[Part | None,
     """The neutral part of one block (``None``: no neutral kind) and the block keys it accounts for."""
     kind = block.get("type")
     if kind == "text":
-        return Text(text=text(block.get("text"), f"{where}.text")), _TEXT_KEYS
+        return Text(text=need(block, "text", where)), _TEXT_KEYS
     if kind == "tool_use":
         arguments = obj(block.get("input"), f"{where}.input")
         return ToolCall(id=need(block, "id", where), name=need(block, "name", where), arguments=arguments), _USE_KEYS

@@ -357,11 +357,11 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
         kind = block.get("type")
         rest: Json | None = None
         if kind == "text":
-            parts.append(Text(text=text(block.get("text"), f"{path}[{i}].text")))
+            parts.append(Text(text=need(block, "text", f"{path}[{i}]")))
             rest = leftover(block, frozenset({"type", "text"})) if len(block) > 2 else None
         elif kind == "image_url" and block.keys() == {"type", "image_url"}:
             image = obj(block["image_url"], f"{path}[{i}].image_url")
-            parts.append(image_from_url(text(image.get("url"), f"{path}[{i}].image_url.url")))
+            parts.append(image_from_url(need(image, "url", f"{path}[{i}].image_url")))
             rest = leftover(image, frozenset({"url"})) if len(image) > 1 else None
         elif (
             kind == "file"

@@ -32,7 +32,6 @@ from ._wire import (
     parse_arguments,
     seq,
     stash,
-    text,
     unread_keys,
     unstash,
     with_fields,
@@ -285,7 +284,7 @@ class _Reader:
             rest: Json = {}
             flag: Json = {}
             if kind == "output_text":
-                part = Text(text=text(block.get("text"), f"{path}.content[{j}].text"))
+                part = Text(text=need(block, "text", f"{path}.content[{j}]"))
                 rest = leftover(block, frozenset({"type", "text"}))
             elif kind == "refusal" and isinstance(block.get("refusal"), str):
                 part = Text(text=block["refusal"])
@@ -343,7 +342,7 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
         kind = block.get("type")
         rest: Json = {}
         if kind in ("input_text", "output_text"):
-            parts.append(Text(text=text(block.get("text"), f"{path}[{j}].text")))
+            parts.append(Text(text=need(block, "text", f"{path}[{j}]")))
             rest = leftover(block, frozenset({"type", "text"}))
         elif kind == "input_image" and isinstance(block.get("image_url"), str):
             parts.append(image_from_url(block["image_url"]))

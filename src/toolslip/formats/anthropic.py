@@ -32,13 +32,13 @@ from ._wire import (
     add_tools,
     keep_empty,
     leftover,
+    need,
     obj,
     only_specs,
     seq,
     split_tools,
     stash,
     stop_to_wire,
-    text,
     text_or_none,
     unstash,
     with_fields,
@@ -109,7 +109,7 @@ def spec_from_wire(item: Json, path: str = "tools[0]") -> ToolSpec | None:
     if not description and "description" in item:
         kept["description"] = description
     return ToolSpec(
-        name=text(item.get("name"), f"{path}.name"),
+        name=need(item, "name", path),
         description=description or "",
         parameters=obj(item["input_schema"], f"{path}.input_schema"),
         strict=item.get("strict"),

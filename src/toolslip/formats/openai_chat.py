@@ -34,13 +34,13 @@ from ._wire import (
     choice_from_wire,
     keep_empty,
     leftover,
+    need,
     obj,
     only_specs,
     seq,
     split_tools,
     stash,
     stop_to_wire,
-    text,
     text_or_none,
     unstash,
     with_fields,
@@ -117,7 +117,7 @@ def spec_from_wire(item: Json, path: str = "tools[0]") -> ToolSpec | None:
     if item.keys() - {"type", "function"}:
         kept["tool"] = leftover(item, frozenset({"type", "function"}))
     return ToolSpec(
-        name=text(fn.get("name"), f"{where}.name"),
+        name=need(fn, "name", where),
         description=description or "",
         parameters=obj(params, f"{where}.parameters") if params is not None else {"type": "object"},
         strict=fn.get("strict"),

@@ -54,6 +54,7 @@ from ._wire import (
     choice_from_wire,
     keep_empty,
     leftover,
+    need,
     obj,
     only_specs,
     seq,
@@ -134,7 +135,7 @@ def spec_from_wire(item: Json, path: str = "tools[0]") -> ToolSpec | None:
     if "strict" in item and strict is None:
         kept["null_strict"] = True
     return ToolSpec(
-        name=text(item.get("name"), f"{path}.name"),
+        name=need(item, "name", path),
         description=description or "",
         parameters=params if params is not None else {"type": "object"},
         strict=True if strict else None,
