@@ -149,7 +149,12 @@ def _detail_to_wire(part: Reasoning, kept: Json | None) -> Json:
 
 def _call_to_wire(call: ToolCall, kept: Json | None) -> Json:
     fn: Json = {"name": call.name}
-    if not (kept and kept.get("shape") == "no-arguments" and call.raw_arguments is None and not call.arguments):
+    shape = kept.get("shape") if kept else None
+    if shape == "object-arguments" and call.raw_arguments is None and call.arguments is not None:
+        fn["arguments"] = dict(call.arguments)  # as the provider sent it
+    elif shape == "null-arguments" and call.raw_arguments is None and not call.arguments:
+        fn["arguments"] = None
+    elif not (shape == "no-arguments" and call.raw_arguments is None and not call.arguments):
         fn["arguments"] = dump_arguments(call.arguments, call.raw_arguments)
     if kept and kept.get("function"):
         fn = {**kept["function"], **fn}
@@ -245,7 +250,9 @@ def messages_from_wire(items: object, path: str = "messages") -> list[Message]:
 def message_from_wire(data: Json, role: object, path: str) -> Message:
     neutral = _ROLES.get(role) if isinstance(role, str) else None
     if neutral is None:
-        raise FormatError(f"unknown role {role!r}; expected system, developer, user, assistant or tool", path)
+        legacy = "; a 'function' message is June-2023 function calling: read it as openai-functions"
+        hint = legacy if role == "function" else ""
+        raise FormatError(f"unknown role {role!r}; expected system, developer, user, assistant or tool{hint}", path)
     parts: list[Part] = []
     part_kept: dict[str, Json] = {}
     kept: Json = {}
@@ -359,7 +366,7 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
         if kind == "text":
             parts.append(Text(text=need(block, "text", f"{path}[{i}]")))
             rest = leftover(block, frozenset({"type", "text"})) if len(block) > 2 else None
-        elif kind == "image_url" and block.keys() == {"type", "image_url"}:
+        elif kind == "image_url" and block.keys() == {"type", "image_url"} and isinstance(block["image_url"], dict):
             image = obj(block["image_url"], f"{path}[{i}].image_url")
             parts.append(image_from_url(need(image, "url", f"{path}[{i}].image_url")))
             rest = leftover(image, frozenset({"url"})) if len(image) > 1 else None
@@ -382,10 +389,15 @@ def call_from_wire(raw: object, path: str) -> tuple[ToolCall, Json | None]:
     data = obj(raw, path)
     fn = obj(data.get("function"), f"{path}.function")
     kept: Json = {}
-    # Some providers leave `arguments` out of a call that takes none.
-    arguments = need(fn, "arguments", f"{path}.function") if "arguments" in fn else None
-    if arguments is None:
-        kept["shape"] = "no-arguments"
+    # Some providers leave `arguments` out of a call that takes none (or send null), some send an object.
+    raw = fn.get("arguments")
+    arguments = raw if isinstance(raw, str) else None
+    if raw is None:
+        kept["shape"] = "no-arguments" if "arguments" not in fn else "null-arguments"
+    elif isinstance(raw, dict):
+        kept["shape"] = "object-arguments"
+    elif arguments is None:
+        need(fn, "arguments", f"{path}.function")  # raises: says what the arguments were
     if "type" not in data:
         kept["no_type"] = True
     if not data.keys() <= _CALL_KEYS:
@@ -395,7 +407,7 @@ def call_from_wire(raw: object, path: str) -> tuple[ToolCall, Json | None]:
     call = ToolCall(
         id=need(data, "id", path),
         name=need(fn, "name", f"{path}.function"),
-        arguments=parse_arguments(arguments) if arguments is not None else {},
+        arguments=parse_arguments(arguments) if arguments is not None else raw if isinstance(raw, dict) else {},
         raw_arguments=arguments,
     )
     return call, kept or None

@@ -236,7 +236,7 @@ def response_to_wire(response: ModelResponse) -> Json:
         "output_tokens": usage.output_tokens,
         "total_tokens": prompt + usage.output_tokens,
     }
-    if usage.reasoning_tokens or not isinstance(wire_usage["output_tokens_details"], dict):
+    if usage.reasoning_tokens:
         wire_usage["output_tokens_details"] = {
             **(wire_usage["output_tokens_details"] or EMPTY),
             "reasoning_tokens": usage.reasoning_tokens,
@@ -258,6 +258,8 @@ def response_to_wire(response: ModelResponse) -> Json:
         out["usage"] = wire_usage
     for key in kept.get("absent", ()):
         out.pop(key, None)  # defaults this writer adds that the response read here did not have
+    if kept.get("null_output") and not output:
+        out["output"] = None
     return out
 
 
@@ -278,7 +280,8 @@ def response_from_wire(data: object) -> ModelResponse:
     body = obj(data, "response")
     parts: list[Part] = []
     part_kept: dict[str, Json] = {}
-    for m in messages_from_wire(seq(body.get("output"), "output"), "output"):  # all one assistant message
+    output = body.get("output")
+    for m in messages_from_wire(seq(output if output is not None else [], "output"), "output"):  # one message
         for key, value in unstash(m.extra, NAME).get("parts", EMPTY).items():
             part_kept[str(len(parts) + int(key))] = value
         parts += m.parts
@@ -294,6 +297,8 @@ def response_from_wire(data: object) -> ModelResponse:
         raw = details["reason"]
         stop = INCOMPLETE.get(raw, "other")
     kept: Json = {"fields": leftover(body, _RESPONSE_KEYS)}
+    if "output" in body and output is None:
+        kept["null_output"] = True
     defaults = (
         "object",
         "created_at",
