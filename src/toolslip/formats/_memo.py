@@ -69,36 +69,27 @@ class HistoryMemo:
     One entry per history, keyed by its last message: extending a history replaces its entry, so a run
     holds one entry whatever its length. An entry holds the earlier messages strongly and the last one
     weakly, so it lives exactly as long as the last message does (which holds the run's transcript anyway).
-    ``pick`` names messages to collect on the way (Anthropic's system messages, which leave the array):
-    :meth:`encode` returns them too, without a walk over the whole history.
     """
 
-    def __init__(self, encode: Callable[[Message], list[Json]], pick: Callable[[Message], bool] | None = None) -> None:
+    def __init__(self, encode: Callable[[Message], list[Json]]) -> None:
         self._encode = encode
         self._one = MessageMemo(encode)
-        self._pick = pick
-        self._cache: dict[int, tuple[weakref.ref[Message], tuple[Message, ...], tuple[Json, ...], tuple[Message, ...]]]
-        self._cache = {}
+        self._cache: dict[int, tuple[weakref.ref[Message], tuple[Message, ...], tuple[Json, ...]]] = {}
 
     def __call__(self, messages: Iterable[Message]) -> list[Json]:
-        return self.encode(messages)[0]
-
-    def encode(self, messages: Iterable[Message]) -> tuple[list[Json], tuple[Message, ...]]:
-        """The wire list and the picked messages of ``messages``."""
         history = messages if type(messages) is tuple else tuple(messages)
         if not history:
-            return [], ()
+            return []
         cache, count = self._cache, len(history)
         out: list[Json] = []
-        picked: tuple[Message, ...] = ()
         start = 0
         for end in range(count - 1, max(count - 1 - LOOKBACK, -1), -1):
             hit = cache.get(id(history[end]))
             if hit is None:
                 continue
-            last, earlier, wire, picked_before = hit
+            last, earlier, wire = hit
             if last() is history[end] and len(earlier) == end and all(map(is_, earlier, history)):
-                out, picked, start = list(wire), picked_before, end + 1
+                out, start = list(wire), end + 1
                 cache.pop(id(history[end]), None)  # this history replaces it
                 break
         new = history[start:]
@@ -107,13 +98,9 @@ class HistoryMemo:
         encode = self._one if start == 0 else self._encode
         for message in new:
             out.extend(encode(message))
-        pick = self._pick
-        if pick is not None:
-            picked += tuple(m for m in new if pick(m))
         key = id(history[-1])
-        entry = weakref.ref(history[-1], _forgetter(cache, key)), history[:-1], tuple(out), picked
-        cache[key] = entry
-        return out, picked
+        cache[key] = (weakref.ref(history[-1], _forgetter(cache, key)), history[:-1], tuple(out))
+        return out
 
     def entries(self) -> int:
         """Live encodings: histories plus single messages."""
