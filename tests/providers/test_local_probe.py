@@ -9,7 +9,6 @@ for real: the CLI, the model resolution, the child process, the marker file.
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import platform
 import re
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from test_cli_run import toolslip  # the CLI as a subprocess, with no API keys and its own home
 from toolslip.providers.local_probe import LibraryCrash, check_library
 from toolslip.providers.local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
 
@@ -72,20 +72,6 @@ def weights() -> Path:
     return ensure_weights(CATALOGUE[DEFAULT_MODEL])
 
 
-def run_cli(*args: str, library: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "TOOLSLIP_MODEL"}
-    env.update(PYTHONPATH=str(library), TOOLSLIP_HOME=str(home))
-    return subprocess.run(
-        [sys.executable, "-m", "toolslip.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 @pytest.mark.parametrize(
     ("command", "name"),
     [
@@ -94,11 +80,12 @@ def run_cli(*args: str, library: Path, home: Path) -> subprocess.CompletedProces
     ],
 )
 def test_a_library_killed_by_sigill_stops_the_cli_with_the_rebuild_command(
-    command: list[str], name: str, tmp_path: Path, weights: Path
+    command: list[str], name: str, tmp_path: Path, weights: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     library = crashing_library(tmp_path / "site")
+    monkeypatch.setenv("PYTHONPATH", str(library))  # the CLI's process finds the stand-in, and so does its child
     before = markers()
-    done = run_cli(*command, library=library, home=tmp_path / "home")
+    done = toolslip(*command, home=tmp_path / "home")
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "model:" not in done.stdout and "127.0.0.1" not in done.stdout  # it stopped before working
     lines = [line for line in done.stderr.splitlines() if not line.startswith("toolslip: checking")]
@@ -117,6 +104,20 @@ def test_a_library_killed_by_sigill_stops_the_cli_with_the_rebuild_command(
     if not amx_granted_here():  # the AMD machines this suite runs on, and Intel ones whose OS withholds AMX
         assert "(it was built with AMX (AMX_INT8), which the CPU may advertise but this OS does not grant" in message
     assert markers() == before  # a crash is never recorded as a pass
+
+
+def test_the_test_suite_stops_at_its_start_with_the_sentence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/conftest.py runs the check before any test: one sentence, not a pytest run lost mid-way."""
+    library = crashing_library(tmp_path / "site")
+    monkeypatch.setenv("PYTHONPATH", str(library))
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co", "tests/test_messages.py"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    sentence = expected_sentence(library, "SIGILL (illegal instruction)")
+    assert f"the embedded model cannot run on this machine: {sentence}" in said
+    assert "rebuild it for this machine with: CMAKE_ARGS='-DGGML_NATIVE=ON'" in said
+    assert "collected" not in said  # it stopped before collecting a test
 
 
 @pytest.mark.parametrize(
