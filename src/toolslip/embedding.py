@@ -160,7 +160,9 @@ def _read_safetensors(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _linear(x: Any, w: Mapping[str, Any], name: str) -> Any:
-    return x @ w[name + ".weight"].T + w[name + ".bias"]
+    """One matrix product over every token of the batch: numpy's stacked matmul would do one per input."""
+    flat = x.reshape(-1, x.shape[-1]) @ w[name + ".weight"].T + w[name + ".bias"]
+    return flat.reshape(*x.shape[:-1], -1)
 
 
 def _norm(x: Any, w: Mapping[str, Any], name: str) -> Any:
