@@ -231,12 +231,17 @@ class HybridIndex:
 
     def scores(self, query: str) -> Any:
         """The fused score of every declaration for ``query``, in index order."""
+        np = self._np
         lexical = self.lexical.scores(query)
-        cosine = self._docs @ self._embed(self.embedding.ids(query))
-        low, high = (float(cosine.min()), float(cosine.max())) if len(cosine) else (0.0, 0.0)
-        dense = (cosine - low) / (high - low) if high > low else cosine * 0
-        top = float(lexical.max()) if len(lexical) else 0.0
-        return self.alpha * lexical / (top or 1.0) + (1 - self.alpha) * dense
+        # The cosines, turned into scores in place. einsum, not BLAS: a threaded matrix-vector product is 4x
+        # faster at its median but spins its threads on a busy machine (p95 8 ms against 0.5 ms here).
+        fused = np.einsum("ij,j->i", self._docs, self._embed(self.embedding.ids(query)))
+        if len(fused):
+            low, high = float(fused.min()), float(fused.max())
+            fused -= low
+            fused *= (1 - self.alpha) / (high - low) if high > low else 0.0
+            fused += lexical * (self.alpha / (float(lexical.max()) or 1.0))
+        return fused
 
     def search(self, query: str, k: int = 5) -> list[Hit]:
         """The ``k`` best tools for ``query``, best first, each name once."""
@@ -244,9 +249,8 @@ class HybridIndex:
             raise ConfigError(f"k must be a whole number of tools, at least 1, not {k!r}")
         np = self._np
         scores = self.scores(query)
-        candidates = np.arange(len(scores))
-        if len(scores) > 8 * k:  # enough for k names when a few names have several versions
-            candidates = np.argpartition(-scores, 8 * k - 1)[: 8 * k]
+        wanted = 8 * k  # enough for k names when a few names have several versions
+        candidates = np.argpartition(scores, -wanted)[-wanted:] if len(scores) > wanted else np.arange(len(scores))
         ranked = candidates[np.lexsort((candidates, -scores[candidates]))]
         hits: dict[str, Hit] = {}
         for doc_id in ranked.tolist():
