@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from .approval import GRANTED, ApprovalRequest, Approver, refusal
@@ -28,11 +28,12 @@ from .approval import ask as ask_approver
 from .errors import ConfigError
 from .events import GateDecided
 from .hooks import Hook, RunContext, ToolAnswer
-from .messages import ToolCall
-from .provenance import Provenance, Source, TextProvenance
+from .messages import Message, ModelResponse, Request, Text, ToolCall
+from .provenance import Provenance, Source, TextProvenance, normalise
 from .tools import Tool
 
 __all__ = [
+    "Check",
     "Rule",
     "TaintGate",
     "Verdict",
@@ -40,10 +41,14 @@ __all__ = [
     "ask",
     "deny",
     "describe_decision",
+    "find_values",
+    "from_source",
+    "intent",
     "links_from",
     "record_decision",
     "require",
     "text_provenance",
+    "value_kind",
 ]
 
 Action: TypeAlias = Literal["allow", "ask", "deny"]
@@ -69,10 +74,43 @@ def deny(reason: str) -> Verdict:
     return Verdict(action="deny", reason=reason)
 
 
-Rule: TypeAlias = Callable[[Mapping[str, Any], Provenance], Verdict]
-"""``rule(arguments, provenance) -> Verdict``; any function of this shape is a rule."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Check:
+    """Everything a rule may look at: the call, the tool, where values came from, and the run."""
+
+    call: ToolCall
+    tool: Tool
+    provenance: Provenance
+    ctx: RunContext
+
+    @property
+    def arguments(self) -> Mapping[str, Any]:
+        return self.call.arguments or {}
+
+    def sources(self, value: object) -> frozenset[Source]:
+        return self.provenance.sources(value)
+
+    def user_texts(self) -> list[str]:
+        """What the user (and the system prompt) said, one text per message."""
+        return [m.text for m in self.ctx.messages if m.role in ("user", "system")]
+
+    def call_of(self, source: Source) -> ToolCall | None:
+        """The call whose result ``source`` is, to check which source it was."""
+        if source.call_id is None:
+            return None
+        return next((c for m in self.ctx.messages for c in m.tool_calls if c.id == source.call_id), None)
+
+    def result_of(self, source: Source) -> str:
+        """The full text of the result ``source`` is part of ("" for messages)."""
+        found = (r for m in self.ctx.messages for r in m.tool_results if r.call_id == source.call_id)
+        return next((r.text for r in found), "")
+
+
+Rule: TypeAlias = Callable[[Check], Verdict]
+"""``rule(check) -> Verdict``; any function of this shape is a rule."""
 
 _VOUCHING: dict[str, frozenset[str]] = {"user": frozenset({"user"}), "trusted": frozenset({"user", "trusted"})}
+_WHO = {"user": "the user's messages", "trusted": "the user's messages or a trusted tool result"}
 
 
 def _values(value: object) -> list[object]:
@@ -83,26 +121,40 @@ def _values(value: object) -> list[object]:
     return [] if value is None else [value]
 
 
-def _check_origin(name: str, values: Sequence[object], origin: str, provenance: Provenance) -> Verdict:
-    vouching = _VOUCHING[origin]
-    who = "the user's messages" if origin == "user" else "the user's messages or a trusted tool result"
-    for value in values:
-        found = provenance.sources(value)
-        if not any(s.origin in vouching for s in found):
-            seen = sorted(str(s) for s in found if s.origin == "untrusted")
-            where = f"; it appears in untrusted {', '.join(seen)}" if seen else ""
-            return ask(f"{name} {_short(value)!r} does not come from {who}{where}")
-    return allow(f"{name} comes from {who}")
-
-
-def require(argument: str, *, origin: Literal["user", "trusted"] = "user") -> Rule:
-    """Every value of ``argument`` must appear in the user's messages (``origin="user"``) or there or
-    in a trusted tool result (``"trusted"``); otherwise ask. A missing argument passes."""
+def _checked(origin: str) -> str:
     if origin not in _VOUCHING:
         raise ConfigError(f"origin must be 'user' or 'trusted', got {origin!r}")
+    return origin
 
-    def rule(arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
-        return _check_origin(f"argument {argument!r}", _values(arguments.get(argument)), origin, provenance)
+
+def _check_origin(name: str, values: Sequence[object], origin: str, provenance: Provenance) -> Verdict:
+    """Allow when every value has a vouching source, naming them; ask about the first that has none."""
+    vouching = _VOUCHING[origin]
+    where: list[str] = []
+    for value in values:
+        found = provenance.sources(value)
+        good = sorted(str(s) for s in found if s.origin in vouching)
+        if not good:
+            seen = sorted(str(s) for s in found if s.origin == "untrusted")
+            in_untrusted = f"; it appears in untrusted {', '.join(seen)}" if seen else ""
+            return ask(f"{name} {_short(value)!r} does not come from {_WHO[origin]}{in_untrusted}")
+        where.append(f"{_short(value, 30)!r} from {good[0]}")
+    return allow(f"{name} comes from {_WHO[origin]} ({'; '.join(where)})")
+
+
+def require(argument: str, *, origin: Literal["user", "trusted"] = "user", optional: bool = False) -> Rule:
+    """Every value of ``argument`` must appear in the user's messages (``origin="user"``) or there or
+    in a trusted tool result (``"trusted"``); otherwise ask. A missing argument is vouched for by no one,
+    so it asks too, unless ``optional`` (then its absence is allowed and said so)."""
+    _checked(origin)
+
+    def rule(check: Check) -> Verdict:
+        values = _values(check.arguments.get(argument))
+        if not values:
+            if optional:
+                return allow(f"argument {argument!r} is absent")
+            return ask(f"argument {argument!r} is missing, so nothing vouches for it")
+        return _check_origin(f"argument {argument!r}", values, origin, check.provenance)
 
     rule.__name__ = f"require_{argument}_from_{origin}"
     return rule
@@ -114,17 +166,138 @@ _URL = re.compile(r"(?:https?://|www\.)[^\s<>\"')\]]+", re.IGNORECASE)
 def links_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted") -> Rule:
     """Every URL inside the text of ``argument`` must come from ``origin``: free text may say anything,
     but it may not carry a link the attacker chose (phishing, a tracking pixel with data in its query)."""
-    if origin not in _VOUCHING:
-        raise ConfigError(f"origin must be 'user' or 'trusted', got {origin!r}")
+    _checked(origin)
 
-    def rule(arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
-        links = [m.rstrip(".,;:!?") for v in _values(arguments.get(argument)) for m in _URL.findall(str(v))]
+    def rule(check: Check) -> Verdict:
+        links = [m.rstrip(".,;:!?") for v in _values(check.arguments.get(argument)) for m in _URL.findall(str(v))]
         if not links:
             return allow(f"no link in {argument!r}")
-        return _check_origin(f"link in {argument!r}", links, origin, provenance)
+        return _check_origin(f"link in {argument!r}", links, origin, check.provenance)
 
     rule.__name__ = f"links_in_{argument}_from_{origin}"
     return rule
+
+
+def from_source(argument: str, tools: str | Sequence[str], *, unique: bool = True) -> Rule:
+    """Delegation to a source the user named: every value of ``argument`` must come from the user, or
+    from the result of a call to one of ``tools`` whose every argument the user gave ("pay the bill in
+    bill-2026-11.txt": the IBAN may come from ``read_file(path="bill-2026-11.txt")``, not from another
+    file or an email). With ``unique``, the source must hold no other value of the same kind (IBAN, email,
+    URL, phone number): a second IBAN in the bill is what an injection planted there looks like."""
+    names = frozenset([tools] if isinstance(tools, str) else tools)
+
+    def named_source(check: Check, value: object) -> tuple[Source | None, str]:
+        for source in sorted(check.sources(value), key=str):
+            called = check.call_of(source)
+            if called is None or called.name not in names or not called.arguments:
+                continue
+            identity = _values(called.arguments)
+            if not all(any(s.origin == "user" for s in check.sources(v)) for v in identity):
+                continue
+            if unique and (kind := value_kind(str(value))) is not None:
+                others = {normalise(v) for v in find_values(check.result_of(source), kind)} - {normalise(str(value))}
+                if others:
+                    return None, f"{source} also holds another {kind} ({_short(sorted(others)[0], 30)})"
+            return source, ""
+        return None, ""
+
+    def rule(check: Check) -> Verdict:
+        values = _values(check.arguments.get(argument))
+        if not values:
+            return ask(f"argument {argument!r} is missing, so nothing vouches for it")
+        where: list[str] = []
+        for value in values:
+            if any(s.origin == "user" for s in check.sources(value)):
+                where.append(f"{_short(value, 30)!r} from the user")
+                continue
+            source, problem = named_source(check, value)
+            if source is None:
+                tool_names = " or ".join(sorted(names))
+                why = f": {problem}" if problem else f" nor from {tool_names} of a source the user named"
+                return ask(f"argument {argument!r} {_short(value)!r} does not come from the user{why}")
+            called = check.call_of(source)
+            assert called is not None
+            where.append(f"{_short(value, 30)!r} from {source}, {_describe_call(called)}, which the user named")
+        return allow(f"argument {argument!r} comes from a source the user named ({'; '.join(where)})")
+
+    rule.__name__ = f"{argument}_from_{'_'.join(sorted(names))}"
+    return rule
+
+
+def intent(
+    argument: str,
+    verbs: Sequence[str],
+    *,
+    names: Callable[[Check, object], Sequence[str]] | None = None,
+) -> Rule:
+    """An object *and* an intent the user stated: one user message must name the object the call acts
+    on (a value of ``argument``, or one of ``names(check, value)``: the file name for a file id, the
+    sender of an email) and say one of ``verbs`` ("delete", "remove", "删除"). "Summarise report.xlsx"
+    does not let an injected ``delete_file("report.xlsx")`` through; "delete report.xlsx" does."""
+    wanted = [v.casefold() for v in verbs]
+
+    def says(text: str, words: Sequence[str]) -> str | None:
+        folded = text.casefold()
+        for word in words:
+            if re.search(rf"(?<!\w){re.escape(word)}" if word.isascii() else re.escape(word), folded):
+                return word
+        return None
+
+    def rule(check: Check) -> Verdict:
+        values = _values(check.arguments.get(argument))
+        if not values:
+            return ask(f"argument {argument!r} is missing, so no object is named")
+        stated: list[str] = []
+        for value in values:
+            aliases = [str(value), *(names(check, value) if names is not None else ())]
+            for text in check.user_texts():
+                verb = says(text, wanted)
+                provenance = TextProvenance.of([Message.user(text)])
+                alias = next((a for a in aliases if a and provenance.sources(a)), None)
+                if verb is not None and alias is not None:
+                    stated.append(f"named {alias!r} and said {verb!r}")
+                    break
+            else:
+                return ask(
+                    f"no user message both names {_short(aliases[-1] if len(aliases) > 1 else value)!r} and "
+                    f"asks to {'/'.join(verbs)} it"
+                )
+        return allow(f"the user {'; '.join(stated)}")
+
+    rule.__name__ = f"intent_{argument}"
+    return rule
+
+
+def _describe_call(call: ToolCall) -> str:
+    arguments = ", ".join(f"{k}={_short(v, 30)!r}" for k, v in (call.arguments or {}).items())
+    return f"{call.name}({arguments})"
+
+
+# --- values that matter in free text: where an answer or an argument can send the user ----------
+
+_KINDS: dict[str, re.Pattern[str]] = {
+    "URL": _URL,
+    "email address": re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    "IBAN": re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b"),
+    "phone number": re.compile(r"(?<![\w+])\+?\d[\d ()./-]{7,}\d(?!\w)"),
+}
+
+
+def value_kind(value: str) -> str | None:
+    """``"IBAN"``, ``"email address"``, ``"URL"`` or ``"phone number"`` when all of ``value`` is one."""
+    for kind, pattern in _KINDS.items():
+        if (match := pattern.search(value)) is not None and match.group(0).strip() == value.strip():
+            return kind
+    return None
+
+
+def find_values(text: str, kind: str | None = None) -> list[str]:
+    """The URLs, email addresses, IBANs and phone numbers in ``text`` (or those of one ``kind``)."""
+    found: list[str] = []
+    for name, pattern in _KINDS.items():
+        if kind is None or kind == name:
+            found += [m.group(0).rstrip(".,;:!?") for m in pattern.finditer(text)]
+    return found
 
 
 def _short(value: object, limit: int = 60) -> str:
@@ -136,8 +309,12 @@ def text_provenance(ctx: RunContext) -> Provenance:
     """The default provenance: text matching over the run's transcript, indexed once per message."""
     provenance = ctx.state.setdefault("provenance", TextProvenance())
     assert isinstance(provenance, TextProvenance)
-    provenance.observe(ctx.messages)
+    provenance.observe(ctx.messages, echoes=ctx.state.get(ALLOWED, ()))
     return provenance
+
+
+ALLOWED = "taint-gate.allowed"
+"""Key in ``RunContext.state``: ids of calls a gate allowed, whose results are echoes of their arguments."""
 
 
 def record_decision(
@@ -183,11 +360,16 @@ class TaintGate(Hook):
 
     ``rules`` maps a tool name to one rule or a list of rules (all must allow); ``approver`` is asked
     when a rule asks or a tool has no rule, and ``None`` means no human: such calls are denied.
+    ``answer`` watches the one channel no tool gate sees, the final answer: each URL, email address,
+    IBAN or phone number in it that only untrusted output gave is marked (``"mark"``: the value stays,
+    followed by where it came from) or replaced by a placeholder (``"replace"``); ``None`` leaves the
+    answer alone. Either way the finding is an audit decision ``flagged`` on the tool ``answer``.
     """
 
     rules: Mapping[str, Rule | Sequence[Rule]] = field(default_factory=dict)
     approver: Approver | None = None
     provenance: Callable[[RunContext], Provenance] = text_provenance
+    answer: Literal["mark", "replace"] | None = "mark"
     name: str = "taint-gate"
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
@@ -195,10 +377,12 @@ class TaintGate(Hook):
             return None  # unknown tools and malformed calls never run; read-only tools cannot act
         provenance = self.provenance(ctx)
         sources = provenance.untrusted()
+        allowed: set[str] = ctx.state.setdefault(ALLOWED, set())
         if not sources:
             record_decision(ctx, call, gate=self.name, decision="allowed", reason="no untrusted content in the context")
+            allowed.add(call.id)
             return None
-        verdict = self.judge(tool, call.arguments, provenance)
+        verdict = self.judge(Check(call=call, tool=tool, provenance=provenance, ctx=ctx))
 
         def log(decision: str, reason: str, approved: bool | None = None) -> None:
             record_decision(
@@ -207,6 +391,7 @@ class TaintGate(Hook):
 
         if verdict.action == "allow":
             log("allowed", verdict.reason)
+            allowed.add(call.id)
             return None
         if verdict.action == "ask" and self.approver is not None:
             request = ApprovalRequest(
@@ -217,6 +402,7 @@ class TaintGate(Hook):
             if answer.approved:
                 # the user has spoken for this call: the Approval hook must not ask a second time
                 ctx.state.setdefault(GRANTED, set()).add((ctx.step, call.id))
+                allowed.add(call.id)
                 return None
             why = f": {answer.note}" if answer.note else ""
             return refusal(call, f"not run: the user refused this call{why}. Do not try it again.", "refused")
@@ -228,15 +414,49 @@ class TaintGate(Hook):
         )
         return refusal(call, text, "denied by the injection gate")
 
-    def judge(self, tool: Tool, arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
+    def judge(self, check: Check) -> Verdict:
         """The strictest verdict of the tool's rules (deny over ask over allow)."""
-        found = self.rules.get(tool.name)
+        found = self.rules.get(check.tool.name)
         if found is None:
-            effects = ", ".join(sorted(e.value for e in tool.effects))
-            return ask(f"{tool.name} ({effects}) has no rule that allows it after untrusted content")
+            effects = ", ".join(sorted(e.value for e in check.tool.effects))
+            return ask(f"{check.tool.name} ({effects}) has no rule that allows it after untrusted content")
         rules = [found] if callable(found) else list(found)
-        verdicts = [rule(arguments, provenance) for rule in rules]
+        verdicts = [rule(check) for rule in rules]
         for action in ("deny", "ask"):
             if blocking := [v for v in verdicts if v.action == action]:
                 return blocking[0]
         return allow("; ".join(v.reason for v in verdicts) or "no rule objects")
+
+    async def after_model(self, ctx: RunContext, request: Request, response: ModelResponse) -> ModelResponse:
+        message = response.message
+        if self.answer is None or message.tool_calls or not message.text:
+            return response
+        provenance = self.provenance(ctx)
+        flagged: dict[str, list[str]] = {}
+        for value in dict.fromkeys(find_values(message.text)):
+            found = provenance.sources(value)
+            if found and all(s.origin == "untrusted" for s in found):
+                flagged[value] = sorted({s.label.split(" ")[0] for s in found})
+        if not flagged:
+            return response
+        text = message.text
+        for value, where in sorted(flagged.items(), key=lambda item: -len(item[0])):
+            kind = value_kind(value) or "value"
+            origin = ", ".join(where)
+            marked = (
+                f"[{kind} removed: it came only from untrusted {origin}]"
+                if self.answer == "replace"
+                else f"{value} [unverified {kind}: it came only from untrusted {origin}]"
+            )
+            text = re.sub(rf"(?<![\w@/.-]){re.escape(value)}(?![\w@-])", marked.replace("\\", "\\\\"), text)
+        carried = "; ".join(f"{_short(v, 40)!r} from {', '.join(w)}" for v, w in flagged.items())
+        record_decision(
+            ctx,
+            ToolCall(id="final", name="answer", arguments={}),
+            gate=self.name,
+            decision="flagged",
+            reason=f"the answer carries {carried}",
+            sources=provenance.untrusted(),
+        )
+        parts = tuple(p for p in message.parts if not isinstance(p, Text)) + (Text(text=text),)
+        return replace(response, message=replace(message, parts=parts))

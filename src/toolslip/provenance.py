@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
 from .messages import Message, Text, ToolResult
 
-__all__ = ["Origin", "Provenance", "Source", "TextProvenance", "normalise"]
+__all__ = ["ECHO_SLACK", "Origin", "Provenance", "Source", "TextProvenance", "normalise"]
 
 Origin: TypeAlias = Literal["user", "trusted", "untrusted"]
 
@@ -39,6 +39,9 @@ class Source:
     origin: Origin
     label: str
     """Human-readable: ``user message 1``, ``read_issue#call_3``."""
+    call_id: str | None = None
+    """The call whose result this is (``None`` for messages): rules look the call up to check which
+    source it was (``read_file`` of the file the user named)."""
 
     def __str__(self) -> str:
         return self.label
@@ -76,6 +79,8 @@ class TextProvenance:
     _texts: list[tuple[Source, str]] = field(default_factory=list)
     _windows: list[tuple[Source, frozenset[str]]] = field(default_factory=list)
     _untrusted: list[Source] = field(default_factory=list)
+    _words: set[str] = field(default_factory=set)
+    """Every word of the context so far: what an echo may repeat without bringing new text."""
     _seen: int = 0
     _user_messages: int = 0
 
@@ -85,10 +90,19 @@ class TextProvenance:
         provenance.observe(messages)
         return provenance
 
-    def observe(self, messages: Sequence[Message]) -> None:
-        """Index the messages not seen yet (the transcript only grows)."""
+    def observe(self, messages: Sequence[Message], *, echoes: Collection[str] = ()) -> None:
+        """Index the messages not seen yet (the transcript only grows).
+
+        ``echoes`` are ids of calls a gate allowed: their results repeat what the call carried ("sent
+        50 EUR to DE89...") and taint the context only if they bring more than :data:`ECHO_SLACK`
+        letters of words the context has not seen (a write that returns a whole document does).
+        They never vouch for a value: an allowed call's echo is no new source of trust.
+        """
         for message in messages[self._seen :]:
             for source, text, taints in self._split(message):
+                if source.call_id in echoes and source.origin != "user":
+                    source = Source(origin="untrusted", label=source.label, call_id=source.call_id)
+                    taints = _novel_letters(text, self._words) > ECHO_SLACK
                 self.add(source, text, taints=taints)
         self._seen = len(messages)
 
@@ -96,8 +110,13 @@ class TextProvenance:
         """Index ``text``; an untrusted source also taints the context unless ``taints`` is False."""
         self._texts.append((source, text))
         self._windows.append((source, frozenset(_windows(text))))
+        self._words.update(_WORD.findall(text.casefold()))
         if source.origin == "untrusted" and taints:
             self._untrusted.append(source)
+
+    def texts(self, origin: Origin) -> list[str]:
+        """The indexed texts of one origin, in order (``"user"``: what the user said)."""
+        return [text for source, text in self._texts if source.origin == origin]
 
     def untrusted(self) -> tuple[Source, ...]:
         return tuple(self._untrusted)
@@ -120,13 +139,37 @@ class TextProvenance:
         elif message.role == "tool":
             for part in message.parts:
                 if isinstance(part, ToolResult):
-                    label = f"{part.name or 'tool'}#{part.call_id}"
-                    # An error written by the harness (a denial, a bad argument) echoes the model's own
-                    # values: it must never vouch for them, yet it brings no third-party text either.
-                    origin: Origin = "untrusted" if part.untrusted or part.is_error else "trusted"
-                    yield Source(origin=origin, label=label), part.text, part.untrusted
+                    yield from _result_sources(part)
                 elif isinstance(part, Text):  # text riding along with results: nobody vouches for it
                     yield Source(origin="untrusted", label="text in a tool message"), part.text, True
+
+
+def _result_sources(result: ToolResult) -> Iterator[tuple[Source, str, bool]]:
+    label = f"{result.name or 'tool'}#{result.call_id}"
+    text = result.text
+    if result.untrusted and result.untrusted_spans and all(span in text for span in result.untrusted_spans):
+        # Only the fields an outsider writes are theirs: each taints and vouches for nothing; the rest
+        # of the result is as trusted as the tool.
+        rest = text
+        for span in sorted(result.untrusted_spans, key=len, reverse=True):
+            rest = rest.replace(span, " \x00 ")
+            yield Source(origin="untrusted", label=f"{label} (outsider field)", call_id=result.call_id), span, True
+        yield Source(origin="trusted", label=label, call_id=result.call_id), rest, False
+        return
+    # An error written by the harness (a denial, a bad argument) echoes the model's own values: it must
+    # never vouch for them, yet it brings no third-party text either.
+    origin: Origin = "untrusted" if result.untrusted or result.is_error else "trusted"
+    yield Source(origin=origin, label=label, call_id=result.call_id), text, result.untrusted
+
+
+ECHO_SLACK = 40
+"""Letters of unseen words an allowed call's result may add before it counts as new untrusted text: the
+tool's own few words ("Transaction ... sent", an id) fit, a document does not."""
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def _novel_letters(text: str, seen: set[str]) -> int:
+    return sum(len(word) for word in set(_WORD.findall(text.casefold())) - seen)
 
 
 def _windows(text: str) -> Iterator[str]:

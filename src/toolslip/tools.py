@@ -162,8 +162,10 @@ def _field_values(value: Any, fields: frozenset[str]) -> Iterator[str]:
     if isinstance(value, dict):
         for key, item in value.items():
             if key in fields and item not in ("", None):
-                yield json.dumps(item, ensure_ascii=False)[1:-1] if isinstance(item, str) else json.dumps(
-                    item, ensure_ascii=False
+                yield (
+                    json.dumps(item, ensure_ascii=False)[1:-1]
+                    if isinstance(item, str)
+                    else json.dumps(item, ensure_ascii=False)
                 )
             else:
                 yield from _field_values(item, fields)
