@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from ..errors import ConfigError
 from ..messages import Message, ModelResponse, Request, ToolResult
-from ..testing import Turn, call, to_response
+from ..testing import Turn, call, call_ids, to_response
 
 __all__ = ["SCRIPTS", "ScriptedDemo"]
 
@@ -113,5 +113,5 @@ class ScriptedDemo:
 
     async def complete(self, request: Request) -> ModelResponse:
         script = self._script or _pick(request)
-        response = to_response(script(request))
+        response = to_response(script(request), taken=call_ids(request))
         return response if response.model else dataclasses.replace(response, model=self.name)
