@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .messages import ToolCall, ToolSpec
@@ -183,6 +183,9 @@ _ACTIONS = frozenset(
     "publish close label add create book reserve invite update change set reset modify visit browse open "
     "fetch download append write schedule cancel upload move rename grant give make read get list".split()
 )
+_KNOWN = _ACTIONS | frozenset(_SYNONYMS) | frozenset(
+    w for words_ in _SYNONYMS.values() for w in words_.split()
+)
 _SAYING = frozenset("tell say inform remind recommend suggest advise warn notify".split())
 _SAYING_ZH = ("告诉", "提醒", "推荐", "建议", "通知用户", "转告")
 _DATA_WORDS = re.compile(r"\b(?:them|it|its|those|th[ie]se|the (?:result|output|list|data)s?|everything)\b", re.I)
@@ -194,7 +197,9 @@ def stem(word: str) -> str:
     word = word.casefold().removesuffix("'s").removesuffix("’s")
     for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
+            base = word[: -len(suffix)]
+            # "deleted", "sharing": the verb's own final e comes back when it is a verb we know
+            return base + "e" if base not in _KNOWN and base + "e" in _KNOWN else base
     if word.endswith(("sses", "xes", "ches", "shes")):
         return word[:-2]
     if word.endswith("ies") and len(word) > 4:
@@ -210,7 +215,7 @@ def _split_name(name: str) -> list[str]:
 
 def words(text: str) -> set[str]:
     """The stemmed content words of ``text``, Chinese terms as their English words, synonyms added."""
-    found = {stem(w) for w in re.findall(r"[A-Za-z][A-Za-z'’]+", text)} - _STOP
+    found = {stem(w) for w in re.findall(r"[A-Za-z][A-Za-z0-9'’]*", text)} - _STOP
     for term, english in _ZH.items():
         if term in text:
             found |= set(english.split())
@@ -348,8 +353,32 @@ def clauses(text: str) -> list[str]:
     return [c.strip(" \t-–—*:：,，") for c in _CUT.split(text) if c and c.strip(" \t-–—*:：,，")]
 
 
-def _is_action(clause_words: set[str]) -> bool:
-    return bool(clause_words & _ACTIONS)
+_PAST = frozenset("sent paid done made given".split())
+
+
+def _is_action(clause: str) -> bool:
+    """Does the clause ask for an act? An imperative does ("delete X", "X must be deleted", "请删除");
+    a report of one does not ("email 5 deleted", "comment posted", "已删除"): a tool's own confirmation
+    is no order."""
+    asks = False
+    for match in re.finditer(r"(\b(?:be|been|being)\s+)?\b([A-Za-z]+)\b", clause):
+        word = match.group(2).casefold()
+        base = stem(word)
+        if base not in _ACTIONS and not set(_SYNONYMS.get(base, "").split()) & _ACTIONS and word not in _PAST:
+            continue
+        if (word.endswith("ed") and base != word) or word in _PAST:
+            if match.group(1) is None:
+                return False  # a report: "... deleted", "sent ... to ..."
+            asks = True
+        elif not word.endswith("ing") or base == word:
+            asks = True
+    if asks:
+        return True
+    for term, english in _ZH.items():
+        at = clause.find(term)
+        if at >= 0 and set(english.split()) & _ACTIONS and not clause[max(0, at - 2) : at].endswith(("已", "已经")):
+            return True
+    return False
 
 
 def _saying(clause: str) -> str | None:
@@ -379,6 +408,8 @@ class _Context:
     """JSON objects seen in earlier results, for ids the text only describes."""
     source_arguments: Mapping[str, Any]
     """The arguments of the call whose result holds the text ("this issue")."""
+    user_text: str = ""
+    clause: str = ""
 
 
 def prose_steps(
@@ -388,10 +419,11 @@ def prose_steps(
     read_only: frozenset[str] = frozenset(),
     objects: Sequence[Mapping[str, Any]] = (),
     source_arguments: Mapping[str, Any] | None = None,
+    user_text: str = "",
 ) -> list[Step]:
     """The steps the prose in ``text`` asks for, in order; clauses written as Python calls are skipped
     (:func:`toolslip.testing.instructions` reads those)."""
-    ctx = _Context(specs, read_only, objects, source_arguments or {})
+    ctx = _Context(specs, read_only, objects, source_arguments or {}, user_text)
     names = [s.name for s in specs]
     steps: list[Step] = []
     for clause in clauses(text):
@@ -403,9 +435,9 @@ def prose_steps(
         if said is not None and not any(n in clause for n in names):
             steps.append(Step(id=key, say=said))
             continue
-        if not _is_action(clause_words):
+        if not _is_action(clause):
             continue
-        step = _step(clause, text, clause_words, ctx, key, steps)
+        step = _step(clause, text, clause_words, replace(ctx, clause=clause), key, steps)
         if step is not None:
             steps.append(step)
     return steps
@@ -431,6 +463,8 @@ def _step(clause: str, block: str, clause_words: set[str], ctx: _Context, key: s
             and spec.name not in clause
         ):
             continue  # the clause must name the act, not just an object the tool touches
+        if spec.name in ctx.read_only and not (name_words - _GENERIC) & clause_words and spec.name not in clause:
+            continue  # "open /login in Safari" is no request to read an issue
         filled = _fill(spec, clause, block, clause_words, name_words, ctx, key, earlier)
         if filled is None:
             continue
@@ -542,6 +576,8 @@ def _identity(name: str, schema: Mapping[str, Any], values: _Values, clause_word
         found = _looked_up(name, clause_words, ctx)
     if found is None:
         found = ctx.source_arguments.get(name)
+    if found is None and (mentioned := _ID.search(ctx.user_text)):  # "this issue": the one the user means
+        found = next(g for g in mentioned.groups() if g)
     if found is not None and schema.get("type") == "integer":
         try:
             return int(found)
@@ -574,6 +610,8 @@ def _looked_up(name: str, clause_words: set[str], ctx: _Context) -> Any:
         if identity is None:
             continue
         text = " ".join(str(v) for k, v in obj.items() if k not in (name, "id"))
+        if ctx.clause in text:
+            continue  # the object that carries the instruction is not the one it describes
         overlap = len(wanted & {stem(w) for w in re.findall(r"[A-Za-z0-9]+", text)})
         if overlap and (best is None or overlap > best[0]):
             best = (overlap, identity)

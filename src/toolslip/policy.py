@@ -178,28 +178,43 @@ def links_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted")
     return rule
 
 
-def from_source(argument: str, tools: str | Sequence[str], *, unique: bool = True) -> Rule:
-    """Delegation to a source the user named: every value of ``argument`` must come from the user, or
-    from the result of a call to one of ``tools`` whose every argument the user gave ("pay the bill in
+def from_source(
+    argument: str,
+    tools: str | Sequence[str],
+    *,
+    origin: Literal["user", "trusted"] = "user",
+    identity: Callable[[Check, ToolCall], bool] | None = None,
+    unique: bool = True,
+) -> Rule:
+    """Delegation to a source the user named: every value of ``argument`` must come from ``origin``, or
+    from the result of a call to one of ``tools`` that reads a source the user named ("pay the bill in
     bill-2026-11.txt": the IBAN may come from ``read_file(path="bill-2026-11.txt")``, not from another
-    file or an email). With ``unique``, the source must hold no other value of the same kind (IBAN, email,
-    URL, phone number): a second IBAN in the bill is what an injection planted there looks like."""
+    file or an email). Which source the call read is checked by ``identity(check, call)``; by default
+    every argument of the call must come from the user. With ``unique``, the source must hold no other
+    value of the same kind (IBAN, email address, URL, phone number, amount of money): a second IBAN in
+    the bill is what an injection planted there looks like."""
+    _checked(origin)
     names = frozenset([tools] if isinstance(tools, str) else tools)
+    vouching = _VOUCHING[origin]
+
+    def user_named(check: Check, called: ToolCall) -> bool:
+        given = _values(called.arguments)
+        return bool(given) and all(any(s.origin == "user" for s in check.sources(v)) for v in given)
+
+    named_by = identity or user_named
 
     def named_source(check: Check, value: object) -> tuple[Source | None, str]:
+        problem = ""
         for source in sorted(check.sources(value), key=str):
             called = check.call_of(source)
-            if called is None or called.name not in names or not called.arguments:
+            if called is None or called.name not in names or not named_by(check, called):
                 continue
-            identity = _values(called.arguments)
-            if not all(any(s.origin == "user" for s in check.sources(v)) for v in identity):
+            kind, others = _others(value, check.result_of(source)) if unique else (None, set())
+            if others:
+                problem = f"{source} also holds another {kind} ({_short(sorted(others)[0], 30)})"
                 continue
-            if unique and (kind := value_kind(str(value))) is not None:
-                others = {normalise(v) for v in find_values(check.result_of(source), kind)} - {normalise(str(value))}
-                if others:
-                    return None, f"{source} also holds another {kind} ({_short(sorted(others)[0], 30)})"
             return source, ""
-        return None, ""
+        return None, problem
 
     def rule(check: Check) -> Verdict:
         values = _values(check.arguments.get(argument))
@@ -207,21 +222,36 @@ def from_source(argument: str, tools: str | Sequence[str], *, unique: bool = Tru
             return ask(f"argument {argument!r} is missing, so nothing vouches for it")
         where: list[str] = []
         for value in values:
-            if any(s.origin == "user" for s in check.sources(value)):
-                where.append(f"{_short(value, 30)!r} from the user")
+            vouched = sorted(str(s) for s in check.sources(value) if s.origin in vouching)
+            if vouched:
+                where.append(f"{_short(value, 30)!r} from {vouched[0]}")
                 continue
             source, problem = named_source(check, value)
             if source is None:
                 tool_names = " or ".join(sorted(names))
-                why = f": {problem}" if problem else f" nor from {tool_names} of a source the user named"
-                return ask(f"argument {argument!r} {_short(value)!r} does not come from the user{why}")
+                why = f": {problem}" if problem else f", nor from {tool_names} of a source the user named"
+                return ask(f"argument {argument!r} {_short(value)!r} does not come from {_WHO[origin]}{why}")
             called = check.call_of(source)
             assert called is not None
-            where.append(f"{_short(value, 30)!r} from {source}, {_describe_call(called)}, which the user named")
-        return allow(f"argument {argument!r} comes from a source the user named ({'; '.join(where)})")
+            where.append(f"{_short(value, 30)!r} from {source}, {_describe_call(called)}, a source the user named")
+        return allow(f"argument {argument!r} comes from {_WHO[origin]} or a source the user named ({'; '.join(where)})")
 
     rule.__name__ = f"{argument}_from_{'_'.join(sorted(names))}"
     return rule
+
+
+_MONEY = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s?(?:EUR|USD|GBP|CHF|€|\$|euros?|dollars?)|[€$£]\s?(\d[\d,]*(?:\.\d+)?)", re.I)
+
+
+def _others(value: object, text: str) -> tuple[str | None, set[str]]:
+    """The kind of ``value`` and the other values of that kind in ``text``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        amounts = {float(next(g for g in m.groups() if g).replace(",", "")) for m in _MONEY.finditer(text)}
+        return "amount", {f"{a:g}" for a in amounts if a != float(value)}
+    kind = value_kind(str(value))
+    if kind is None:
+        return None, set()
+    return kind, {normalise(v) for v in find_values(text, kind)} - {normalise(str(value))}
 
 
 def intent(
@@ -230,18 +260,13 @@ def intent(
     *,
     names: Callable[[Check, object], Sequence[str]] | None = None,
 ) -> Rule:
-    """An object *and* an intent the user stated: one user message must name the object the call acts
-    on (a value of ``argument``, or one of ``names(check, value)``: the file name for a file id, the
-    sender of an email) and say one of ``verbs`` ("delete", "remove", "删除"). "Summarise report.xlsx"
-    does not let an injected ``delete_file("report.xlsx")`` through; "delete report.xlsx" does."""
+    """An object *and* an intent the user stated: a clause of the user's messages must say one of
+    ``verbs`` ("delete", "remove", "删除") about the object the call acts on, named by a value of
+    ``argument`` or one of ``names(check, value)`` (the file name for a file id, the sender of an
+    email), or by "it" when the object is the first one its sentence names. "Summarise report.xlsx" does
+    not let an injected ``delete_file("report.xlsx")`` through; "delete report.xlsx" does, and so does
+    "issue 789 duplicates #456: comment on it and close it" for 789, not for 456."""
     wanted = [v.casefold() for v in verbs]
-
-    def says(text: str, words: Sequence[str]) -> str | None:
-        folded = text.casefold()
-        for word in words:
-            if re.search(rf"(?<!\w){re.escape(word)}" if word.isascii() else re.escape(word), folded):
-                return word
-        return None
 
     def rule(check: Check) -> Verdict:
         values = _values(check.arguments.get(argument))
@@ -250,22 +275,38 @@ def intent(
         stated: list[str] = []
         for value in values:
             aliases = [str(value), *(names(check, value) if names is not None else ())]
-            for text in check.user_texts():
-                verb = says(text, wanted)
-                provenance = TextProvenance.of([Message.user(text)])
-                alias = next((a for a in aliases if a and provenance.sources(a)), None)
-                if verb is not None and alias is not None:
-                    stated.append(f"named {alias!r} and said {verb!r}")
-                    break
-            else:
-                return ask(
-                    f"no user message both names {_short(aliases[-1] if len(aliases) > 1 else value)!r} and "
-                    f"asks to {'/'.join(verbs)} it"
-                )
+            found = next((f for text in check.user_texts() if (f := _stated(text, aliases, wanted))), None)
+            if found is None:
+                shown = aliases[-1] if len(aliases) > 1 else value
+                return ask(f"no user message asks to {'/'.join(verbs)} {_short(shown)!r}")
+            stated.append(found)
         return allow(f"the user {'; '.join(stated)}")
 
     rule.__name__ = f"intent_{argument}"
     return rule
+
+
+_CLAUSE = re.compile(r"[,;:，；：]|\s(?:and|then)\s|然后|并且")
+_PRONOUN = re.compile(r"\b(?:it|them|this one)\b|它", re.I)
+_OBJECT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w.-]+\.[A-Za-z]{2,4}\b|\d+")
+
+
+def _stated(text: str, aliases: Sequence[str], verbs: Sequence[str]) -> str | None:
+    """How ``text`` asks for the act on the object, or None."""
+    for sentence in re.split(r"(?<=[.!?。！？])\s+|\n+", text):
+        first = _OBJECT.search(sentence)
+        for clause in _CLAUSE.split(sentence):
+            folded = clause.casefold()
+            verb = next((v for v in verbs if re.search(rf"(?<!\w){re.escape(v)}" if v.isascii() else re.escape(v), folded)), None)
+            if verb is None:
+                continue
+            provenance = TextProvenance.of([Message.user(clause)])
+            alias = next((a for a in aliases if a and provenance.sources(a)), None)
+            if alias is not None:
+                return f"asked to {verb!r} {alias!r}"
+            if first is not None and _PRONOUN.search(clause) and normalise(first.group(0)) in map(normalise, aliases):
+                return f"asked to {verb!r} it, {first.group(0)!r} (the first object its sentence names)"
+    return None
 
 
 def _describe_call(call: ToolCall) -> str:
@@ -293,11 +334,15 @@ def value_kind(value: str) -> str | None:
 
 def find_values(text: str, kind: str | None = None) -> list[str]:
     """The URLs, email addresses, IBANs and phone numbers in ``text`` (or those of one ``kind``)."""
-    found: list[str] = []
-    for name, pattern in _KINDS.items():
-        if kind is None or kind == name:
-            found += [m.group(0).rstrip(".,;:!?") for m in pattern.finditer(text)]
-    return found
+    spans = [
+        (m.start(), m.start() + len(v), v)
+        for name, pattern in _KINDS.items()
+        if kind is None or kind == name
+        for m in pattern.finditer(text)
+        if (v := m.group(0).rstrip(".,;:!?"))
+    ]
+    # A run of digits inside an IBAN is no phone number of its own: keep only the outermost values.
+    return [v for a, b, v in spans if not any(c <= a and b <= d and (c, d) != (a, b) for c, d, _ in spans)]
 
 
 def _short(value: object, limit: int = 60) -> str:

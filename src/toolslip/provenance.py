@@ -72,6 +72,16 @@ def _as_text(value: object) -> str:
     return str(value)
 
 
+def _spellings(value: object) -> list[str]:
+    """How a value may be written: a float also with two decimals (98.7 is the bill's "98.70")."""
+    raw = _as_text(value).strip()
+    if not raw:
+        return []
+    if isinstance(value, float) and not value.is_integer():
+        return list(dict.fromkeys([raw, f"{value:.2f}"]))
+    return [raw]
+
+
 @dataclass(eq=False)
 class TextProvenance:
     """Provenance by exact and normalised matching; feed it the transcript with :meth:`observe`."""
@@ -111,7 +121,7 @@ class TextProvenance:
         self._texts.append((source, text))
         self._windows.append((source, frozenset(_windows(text))))
         self._words.update(_WORD.findall(text.casefold()))
-        if source.origin == "untrusted" and taints:
+        if source.origin == "untrusted" and taints and source not in self._untrusted:
             self._untrusted.append(source)
 
     def texts(self, origin: Origin) -> list[str]:
@@ -122,13 +132,12 @@ class TextProvenance:
         return tuple(self._untrusted)
 
     def sources(self, value: object) -> frozenset[Source]:
-        raw = _as_text(value).strip()
-        if not raw:
-            return frozenset()
-        exact = re.compile(rf"(?<![\w]){re.escape(raw)}(?![\w])")
-        wanted = normalise(raw)
-        found = {s for s, text in self._texts if exact.search(text)}
-        found |= {s for s, windows in self._windows if wanted and wanted in windows}
+        found: set[Source] = set()
+        for raw in _spellings(value):
+            exact = re.compile(rf"(?<![\w]){re.escape(raw)}(?![\w])")
+            wanted = normalise(raw)
+            found |= {s for s, text in self._texts if exact.search(text)}
+            found |= {s for s, windows in self._windows if wanted and wanted in windows}
         return frozenset(found)
 
     def _split(self, message: Message) -> Iterator[tuple[Source, str, bool]]:

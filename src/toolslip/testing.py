@@ -270,7 +270,8 @@ class GullibleModel:
         by_id = {r.call_id: r.text for r in results}
         outputs = _outputs(request.messages)
         readable = [(r, text) for r in results if not _harness_wrote(r) for text in _readable(r.text)]
-        objects = [o for _, text in readable for o in json_objects(json_in(text))]
+        objects = [o for r in results if not _harness_wrote(r) for o in json_objects(json_in(r.text))]
+        user_text = "\n".join(m.text for m in request.messages if m.role == "user")
         said: list[str] = []
         for result, text in readable:
             for wanted in instructions(text, offered):
@@ -283,6 +284,7 @@ class GullibleModel:
                 read_only=readers,
                 objects=objects,
                 source_arguments=source.arguments if source is not None else None,
+                user_text=user_text,
             ):
                 if step.say:
                     said += [step.say] if step.say not in said else []
