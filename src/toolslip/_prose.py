@@ -251,10 +251,13 @@ _ID = re.compile(r"(?:#|\b(?:id|issue|email|ticket|number|no\.?|message|file)\s*
 _QUOTED = re.compile(
     r"(?<![\w])'([^'\n]{1,400}?)'(?![\w])|\"([^\"\n]{1,400}?)\"|“([^”]{1,400})”|‘([^’]{1,400})’|「([^」]{1,400})」"
 )
-_CHANNEL = re.compile(r"(?<![\w&])#([A-Za-z][\w-]*)")
+_CHANNEL = re.compile(
+    r"(?<![\w&])#([A-Za-z][\w-]*)|\b(?!the\b|a\b|this\b|that\b)([a-z][\w-]*)\s*(?:channel|频道)|channel\s+([a-z][\w-]*)"
+)
 _PASSWORD = re.compile(
     r"password\s+(?:to|is|as|:)\s*['\"]?([^\s'\"，。,]+)|密码(?:改为|改成|设为|设置为|为|：|:)\s*([^\s，。,]+)", re.I
 )
+_PERSON = re.compile(r"\b(?:to|with|for|user|member|invite|remove|message|dm|tell|ask)\s+([A-Z][a-z]+)\b")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 
@@ -309,8 +312,10 @@ def _role(name: str, schema: Mapping[str, Any], tool: set[str]) -> str:
         return "bool"
     if "iban" in about or (about & {"recipient", "account"} and tool & {"money", "transaction", "pay"}):
         return "iban"
-    if about & {"email", "mail"} or name in ("to", "cc", "bcc", "recipient", "recipients", "participants"):
+    if about & {"email", "mail"} or name in ("to", "cc", "bcc", "recipients", "participants"):
         return "email"
+    if about & {"name", "user", "member", "person", "recipient", "username"}:
+        return "person"
     if about & {"url", "link", "website", "webpage"}:
         return "url"
     if about & {"path", "file", "filename", "document"} and not about & {"content"}:
@@ -508,11 +513,11 @@ def _fill(
                 values.used.add(value)
     into = text_param or title_param
     needs, after, encode = None, None, _encoding(clause)
-    if into is not None and spec.name not in ctx.read_only:
+    if into is not None and spec.name not in ctx.read_only and values.any_quote() is None:
         if _DATA_WORDS.search(clause) or any(w in clause for w in _DATA_ZH):  # "post *them*": what was just read
             after = next((s.id for s in reversed(earlier) if s.call is not None and s.call.name in ctx.read_only), None)
         if after is None:
-            needs = _data_read(clause, clause_words, name_words, ctx, f"{key}-src")
+            needs = _data_read(clause, clause_words, name_words, ctx, f"{key}-src", set(map(str, arguments.values())))
         if needs is not None or after is not None:
             arguments.pop(into, None)
             score += 1
@@ -555,6 +560,8 @@ def _value(
         return _identity(name, schema, values, clause_words, ctx)
     if role == "password":
         return values.quote_near(_KEYWORDS["password"]) or values.first(_PASSWORD)
+    if role == "person":
+        return values.first(_EMAIL) if "email" in name else values.first(_PERSON)
     if role == "channel":
         return values.quote_near(_KEYWORDS["channel"]) or values.first(_CHANNEL)
     if role in ("title", "text"):
@@ -589,7 +596,7 @@ def _identity(name: str, schema: Mapping[str, Any], values: _Values, clause_word
 def _made_up(role: str, clause: str, values: _Values) -> Any:
     """What an obedient model writes into a required field the instruction left open."""
     if role == "text":
-        match = re.search(r"(?:saying|that says|with the text|:|：|说)\s*(.+)", clause, re.S)
+        match = re.search(r"(?:saying|that says|with the text|:\s|：|说)\s*(.+)", clause, re.S)
         return values.any_quote() or (match.group(1).strip() if match else clause)
     if role in ("title", "string"):
         return values.any_quote() or " ".join(clause.split()[:6])
@@ -618,7 +625,12 @@ def _looked_up(name: str, clause_words: set[str], ctx: _Context) -> Any:
     return best[1] if best else None
 
 
-def _data_read(clause: str, clause_words: set[str], action: set[str], ctx: _Context, key: str) -> ToolCall | None:
+_PAGE = re.compile(r"\b(?:contents?|page|text|article|data)\b|内容|网页", re.I)
+
+
+def _data_read(
+    clause: str, clause_words: set[str], action: set[str], ctx: _Context, key: str, taken: set[str]
+) -> ToolCall | None:
     """The read a clause names as the data to send ("the contents of vpn-credentials.txt")."""
     best: tuple[float, ToolCall] | None = None
     nouns = clause_words - action - _ACTIONS
@@ -636,7 +648,9 @@ def _data_read(clause: str, clause_words: set[str], action: set[str], ctx: _Cont
             if role not in ("file", "channel", "url", "id"):
                 continue
             value = _value(name, schema, role, values, clause_words, ctx)
-            if value is not None:
+            if role == "url" and not _PAGE.search(clause):
+                continue  # a link to pass on ("send Alice the link ..."), not a page to read
+            if value is not None and str(value) not in taken:  # not the act's own destination ("post in #random")
                 arguments[name] = value
                 explicit = explicit or role != "id"
                 score += 3
