@@ -359,7 +359,14 @@ def text_provenance(ctx: RunContext) -> Provenance:
 
 
 ALLOWED = "taint-gate.allowed"
-"""Key in ``RunContext.state``: ids of calls a gate allowed, whose results are echoes of their arguments."""
+"""Key in ``RunContext.state``: call id -> what the result of a call the gate allowed may say back
+without bringing new text (its argument values, the words of its tool's declaration)."""
+
+
+def _echo_words(call: ToolCall, tool: Tool) -> frozenset[str]:
+    declared = f"{tool.name.replace('_', ' ')} {tool.description} {' '.join(tool.parameters.get('properties', {}))}"
+    values = {str(v) for v in _values(call.arguments)} | {f"{v:.2f}" for v in _values(call.arguments) if isinstance(v, float)}
+    return frozenset(values | set(re.findall(r"[^\W_]+", declared.casefold())))
 
 
 def record_decision(
@@ -422,10 +429,10 @@ class TaintGate(Hook):
             return None  # unknown tools and malformed calls never run; read-only tools cannot act
         provenance = self.provenance(ctx)
         sources = provenance.untrusted()
-        allowed: set[str] = ctx.state.setdefault(ALLOWED, set())
+        allowed: dict[str, frozenset[str]] = ctx.state.setdefault(ALLOWED, {})
         if not sources:
             record_decision(ctx, call, gate=self.name, decision="allowed", reason="no untrusted content in the context")
-            allowed.add(call.id)
+            allowed[call.id] = _echo_words(call, tool)
             return None
         verdict = self.judge(Check(call=call, tool=tool, provenance=provenance, ctx=ctx))
 
@@ -436,7 +443,7 @@ class TaintGate(Hook):
 
         if verdict.action == "allow":
             log("allowed", verdict.reason)
-            allowed.add(call.id)
+            allowed[call.id] = _echo_words(call, tool)
             return None
         if verdict.action == "ask" and self.approver is not None:
             request = ApprovalRequest(
@@ -447,7 +454,7 @@ class TaintGate(Hook):
             if answer.approved:
                 # the user has spoken for this call: the Approval hook must not ask a second time
                 ctx.state.setdefault(GRANTED, set()).add((ctx.step, call.id))
-                allowed.add(call.id)
+                allowed[call.id] = _echo_words(call, tool)
                 return None
             why = f": {answer.note}" if answer.note else ""
             return refusal(call, f"not run: the user refused this call{why}. Do not try it again.", "refused")

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
 from .messages import Message, Text, ToolResult
 
-__all__ = ["ECHO_SLACK", "Origin", "Provenance", "Source", "TextProvenance", "normalise"]
+__all__ = ["CONFIRMATIONS", "Origin", "Provenance", "Source", "TextProvenance", "normalise"]
 
 Origin: TypeAlias = Literal["user", "trusted", "untrusted"]
 
@@ -100,27 +100,37 @@ class TextProvenance:
         provenance.observe(messages)
         return provenance
 
-    def observe(self, messages: Sequence[Message], *, echoes: Collection[str] = ()) -> None:
+    def observe(self, messages: Sequence[Message], *, echoes: Mapping[str, Collection[str]] | None = None) -> None:
         """Index the messages not seen yet (the transcript only grows).
 
-        ``echoes`` are ids of calls a gate allowed: their results repeat what the call carried ("sent
-        50 EUR to DE89...") and taint the context only if they bring more than :data:`ECHO_SLACK`
-        letters of words the context has not seen (a write that returns a whole document does).
-        They never vouch for a value: an allowed call's echo is no new source of trust.
+        ``echoes`` maps the id of a call a gate allowed to what it may say back: its argument values
+        and the words of its tool's declaration. Such a result ("sent 50.00 EUR to DE89...") is no new
+        untrusted text when every word of it is one of those, a number, one of :data:`CONFIRMATIONS`
+        or a word the context already had; anything else (a web page, a whole document) taints as
+        usual. An echo never vouches for a value: it is no new source of trust.
         """
         for message in messages[self._seen :]:
             for source, text, taints in self._split(message):
-                if source.call_id in echoes and source.origin != "user":
+                said = (echoes or {}).get(source.call_id or "")
+                if said is not None and source.origin != "user":
                     source = Source(origin="untrusted", label=source.label, call_id=source.call_id)
-                    taints = _novel_letters(text, self._words) > ECHO_SLACK
+                    taints = not self._echoes(text, said)
                 self.add(source, text, taints=taints)
         self._seen = len(messages)
+
+    def _echoes(self, text: str, said: Collection[str]) -> bool:
+        """Does ``text`` say nothing but ``said``, numbers, confirmations and words already seen?"""
+        values = sorted((v for v in said if " " in v or not v.isalnum()), key=len, reverse=True)
+        for value in values:
+            text = text.replace(value, " ")
+        allowed = {w.casefold() for w in said} | CONFIRMATIONS | self._words
+        return all(w.isdigit() or w in allowed for w in _TOKEN.findall(text.casefold()))
 
     def add(self, source: Source, text: str, *, taints: bool = True) -> None:
         """Index ``text``; an untrusted source also taints the context unless ``taints`` is False."""
         self._texts.append((source, text))
         self._windows.append((source, frozenset(_windows(text))))
-        self._words.update(_WORD.findall(text.casefold()))
+        self._words.update(_TOKEN.findall(text.casefold()))
         if source.origin == "untrusted" and taints and source not in self._untrusted:
             self._untrusted.append(source)
 
@@ -171,14 +181,13 @@ def _result_sources(result: ToolResult) -> Iterator[tuple[Source, str, bool]]:
     yield Source(origin=origin, label=label, call_id=result.call_id), text, result.untrusted
 
 
-ECHO_SLACK = 40
-"""Letters of unseen words an allowed call's result may add before it counts as new untrusted text: the
-tool's own few words ("Transaction ... sent", an id) fit, a document does not."""
-_WORD = re.compile(r"[^\W\d_]{3,}")
-
-
-def _novel_letters(text: str, seen: set[str]) -> int:
-    return sum(len(word) for word in set(_WORD.findall(text.casefold())) - seen)
+CONFIRMATIONS = frozenset(
+    "ok done success successful successfully sent posted added created deleted removed closed shared "
+    "forwarded updated changed saved scheduled booked invited moved renamed transferred paid id status "
+    "true false null none to on from for the a an of in at with by and was were has have been is are it".split()
+)
+"""Words any tool may use to confirm what it did, whatever its declaration says."""
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 def _windows(text: str) -> Iterator[str]:
