@@ -183,9 +183,7 @@ _ACTIONS = frozenset(
     "publish close label add create book reserve invite update change set reset modify visit browse open "
     "fetch download append write schedule cancel upload move rename grant give make read get list".split()
 )
-_KNOWN = _ACTIONS | frozenset(_SYNONYMS) | frozenset(
-    w for words_ in _SYNONYMS.values() for w in words_.split()
-)
+_KNOWN = _ACTIONS | frozenset(_SYNONYMS) | frozenset(w for words_ in _SYNONYMS.values() for w in words_.split())
 _SAYING = frozenset("tell say inform remind recommend suggest advise warn notify".split())
 _SAYING_ZH = ("告诉", "提醒", "推荐", "建议", "通知用户", "转告")
 _DATA_WORDS = re.compile(r"\b(?:them|it|its|those|th[ie]se|the (?:result|output|list|data)s?|everything)\b", re.I)
@@ -259,6 +257,8 @@ _PASSWORD = re.compile(
 )
 _PERSON = re.compile(r"\b(?:to|with|for|user|member|invite|remove|message|dm|tell|ask)\s+([A-Z][a-z]+)\b")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+_SPELLED: dict[str, re.Pattern[str]] = {"password": _PASSWORD, "channel": _CHANNEL}
+"""Roles whose value may also be written without quotes: "password to X", "#general"."""
 
 
 @dataclass
@@ -295,6 +295,21 @@ class _Values:
         return next((v for _, v in self.quoted if v not in self.used and not _FILE.fullmatch(v)), None)
 
 
+_STRING_ROLES: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"name", "user", "member", "person", "recipient", "username"}), "person"),
+    (frozenset({"url", "link", "website", "webpage"}), "url"),
+    (frozenset({"content"}), "text"),
+    (frozenset({"path", "file", "filename", "document"}), "file"),
+    (frozenset({"date", "day", "time", "start", "end"}), "date"),
+    (frozenset({"id"}), "id"),
+    (frozenset({"password"}), "password"),
+    (frozenset({"subject", "title"}), "title"),
+    (frozenset({"channel"}), "channel"),
+    (frozenset({"body", "text", "message", "comment", "description", "note"}), "text"),
+)
+"""What a string property is for, by the words of its name and description, first match wins."""
+
+
 def _role(name: str, schema: Mapping[str, Any], tool: set[str]) -> str:
     about = {stem(w) for w in _split_name(name)} | {
         stem(w) for w in re.findall(r"[A-Za-z]+", str(schema.get("description", "")))
@@ -314,28 +329,12 @@ def _role(name: str, schema: Mapping[str, Any], tool: set[str]) -> str:
         return "iban"
     if about & {"email", "mail"} or name in ("to", "cc", "bcc", "recipients", "participants"):
         return "email"
-    if about & {"name", "user", "member", "person", "recipient", "username"}:
-        return "person"
-    if about & {"url", "link", "website", "webpage"}:
-        return "url"
-    if about & {"path", "file", "filename", "document"} and not about & {"content"}:
-        return "file"
-    if about & {"date", "day", "time"} or name.startswith(("start", "end")):
-        return "date"
-    if name.endswith("id") or "id" in about:
+    if name.endswith("id"):
         return "id"
-    if "password" in about:
-        return "password"
-    if about & {"subject", "title"}:
-        return "title"
-    if about & {"channel"}:
-        return "channel"
-    if about & {"body", "content", "text", "message", "comment", "description", "note"}:
-        return "text"
-    return "string"
+    return next((role for words, role in _STRING_ROLES if about & words), "string")
 
 
-_KEYWORDS = {
+_KEYWORDS: dict[str, tuple[str, ...]] = {
     "title": ("subject", "title", "主题", "标题"),
     "text": ("body", "text", "message", "saying", "says", "content", "comment", "note", "正文", "内容", "说"),
     "password": ("password", "密码"),
@@ -535,44 +534,31 @@ def _fill(
     )
 
 
+_PATTERNS: dict[str, re.Pattern[str]] = {"iban": _IBAN, "url": _URL, "file": _FILE, "date": _DATE}
+
+
 def _value(
     name: str, schema: Mapping[str, Any], role: str, values: _Values, clause_words: set[str], ctx: _Context
 ) -> Any:
+    """The value of one property, as the clause gives it, or None."""
+    if role in _PATTERNS:
+        return values.first(_PATTERNS[role])
     if role == "enum":
         return next((v for v in schema["enum"] if str(v).casefold() in values.clause.casefold()), None)
     if role == "email":
         found = [v for v in values.all(_EMAIL) if v not in values.used]
-        if schema.get("type") == "array" and found:
-            return found
-        return found[0] if found else values.first(_EMAIL)
-    if role == "iban":
-        return values.first(_IBAN)
-    if role == "url":
-        return values.first(_URL)
-    if role == "file":
-        return values.first(_FILE)
-    if role == "date":
-        return values.first(_DATE)
-    if role == "amount":
-        money = values.first(_MONEY)
-        return float(money.replace(",", "")) if money else None
+        return found if schema.get("type") == "array" and found else (found[0] if found else None)
+    if role in ("amount", "number"):
+        number = values.first(_MONEY if role == "amount" else _NUMBER)
+        return float(number.replace(",", "")) if number else None
     if role == "id":
         return _identity(name, schema, values, clause_words, ctx)
-    if role == "password":
-        return values.quote_near(_KEYWORDS["password"]) or values.first(_PASSWORD)
     if role == "person":
         return values.first(_EMAIL) if "email" in name else values.first(_PERSON)
-    if role == "channel":
-        return values.quote_near(_KEYWORDS["channel"]) or values.first(_CHANNEL)
-    if role in ("title", "text"):
-        return values.quote_near(_KEYWORDS[role])
-    if role == "string":
-        return values.quote_near((name.replace("_", " "),)) or (
-            values.any_quote() if name in (schema.get("required") or ()) else None
-        )
-    if role == "number":
-        number = values.first(_NUMBER)
-        return float(number) if number else None
+    if role in _KEYWORDS:
+        near = values.quote_near(_KEYWORDS[role] or (name.replace("_", " "),))
+        fallback = _SPELLED.get(role)
+        return near or (values.first(fallback) if fallback is not None else None)
     return None
 
 

@@ -240,7 +240,9 @@ def from_source(
     return rule
 
 
-_MONEY = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s?(?:EUR|USD|GBP|CHF|€|\$|euros?|dollars?)|[€$£]\s?(\d[\d,]*(?:\.\d+)?)", re.I)
+_MONEY = re.compile(
+    r"(\d[\d,]*(?:\.\d+)?)\s?(?:EUR|USD|GBP|CHF|€|\$|euros?|dollars?)|[€$£]\s?(\d[\d,]*(?:\.\d+)?)", re.I
+)
 
 
 def _others(value: object, text: str) -> tuple[str | None, set[str]]:
@@ -297,7 +299,10 @@ def _stated(text: str, aliases: Sequence[str], verbs: Sequence[str]) -> str | No
         first = _OBJECT.search(sentence)
         for clause in _CLAUSE.split(sentence):
             folded = clause.casefold()
-            verb = next((v for v in verbs if re.search(rf"(?<!\w){re.escape(v)}" if v.isascii() else re.escape(v), folded)), None)
+            verb = next(
+                (v for v in verbs if re.search(rf"(?<!\w){re.escape(v)}" if v.isascii() else re.escape(v), folded)),
+                None,
+            )
             if verb is None:
                 continue
             provenance = TextProvenance.of([Message.user(clause)])
@@ -365,7 +370,9 @@ without bringing new text (its argument values, the words of its tool's declarat
 
 def _echo_words(call: ToolCall, tool: Tool) -> frozenset[str]:
     declared = f"{tool.name.replace('_', ' ')} {tool.description} {' '.join(tool.parameters.get('properties', {}))}"
-    values = {str(v) for v in _values(call.arguments)} | {f"{v:.2f}" for v in _values(call.arguments) if isinstance(v, float)}
+    values = {str(v) for v in _values(call.arguments)} | {
+        f"{v:.2f}" for v in _values(call.arguments) if isinstance(v, float)
+    }
     return frozenset(values | set(re.findall(r"[^\W_]+", declared.casefold())))
 
 

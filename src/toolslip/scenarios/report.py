@@ -134,7 +134,8 @@ def format_table(rows: Sequence[Row]) -> str:
     for r in rows:
         flagged = f"{r.flag_rate:.0%}" if r.text_reached else "-"
         lines.append(
-            f"{r.suite:<8} {r.defence:<14} {_share(r.attacks, r.cases):>18} {_share(r.prose_attacks, r.prose_cases):>14} "
+            f"{r.suite:<8} {r.defence:<14} {_share(r.attacks, r.cases):>18} "
+            f"{_share(r.prose_attacks, r.prose_cases):>14} "
             f"{_share(r.text_reached, r.text_cases):>18} {flagged:>8} {_share(r.completed, r.tasks):>12} "
             f"{_share(r.completed_under_attack, r.cases + r.text_cases):>15} {r.prompts_per_task:>13.2f} "
             f"{r.attack_prompts / max(1, r.cases + r.text_cases):>15.2f} {r.chars_sent / max(1, r.tasks):>11.0f}"
