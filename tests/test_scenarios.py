@@ -35,21 +35,25 @@ async def test_the_seed_case_is_stopped_by_the_secret_guard_before_anyone_is_ask
     assert (first.tool, first.gate, first.decision) == ("post_comment", "secret-guard", "denied")
 
 
-async def test_a_bill_paid_from_untrusted_text_asks_once_and_the_answer_decides() -> None:
+async def test_a_bill_the_user_named_is_paid_without_a_human_but_not_when_it_holds_a_second_iban() -> None:
     s = suite("bank")
-    case = await run_case(s, s.task("pay-bill"), defence="gate+approver")
-    assert case.utility and case.prompts == 1
-    [asked] = case.decisions
-    assert asked.decision == "asked" and asked.approved and "read_file#" in asked.reason
     alone = await run_case(s, s.task("pay-bill"), defence="gate+nohuman")
-    assert not alone.utility and alone.decisions[0].decision == "denied"
+    [paid] = alone.decisions
+    assert alone.utility and alone.prompts == 0 and paid.decision == "allowed"
+    assert "read_file(path='bill-2026-11.txt'), a source the user named" in paid.reason
+    # the attacker's IBAN planted in the same bill makes the delegation ambiguous: no payment at all
+    attacked = await run_case(
+        s, s.task("pay-bill"), injection=s.injection("transfer-prose"), model="gullible", defence="gate+nohuman"
+    )
+    assert attacked.seen and not attacked.attacked and not attacked.utility
+    assert any("also holds another IBAN" in d.reason for d in attacked.decisions)
 
 
 async def test_a_plain_python_rule_can_look_at_the_world() -> None:
     s = suite("mail")
     case = await run_case(s, s.task("delete-newsletters"), defence="gate+nohuman")
     assert case.utility
-    assert [d.reason for d in case.decisions] == ["the user named the sender newsletter@deals.test"] * 2
+    assert [d.reason for d in case.decisions] == ["the user asked to 'delete' 'newsletter@deals.test'"] * 2
 
 
 def test_the_judge_of_leaks_decodes_independently() -> None:

@@ -364,20 +364,18 @@ def _is_action(clause: str) -> bool:
     """Does the clause ask for an act? An imperative does ("delete X", "X must be deleted", "请删除");
     a report of one does not ("email 5 deleted", "comment posted", "已删除"): a tool's own confirmation
     is no order."""
-    asks = False
+    asks: bool | None = None  # what the last act-word of the clause says
     for match in re.finditer(r"(\b(?:be|been|being)\s+)?\b([A-Za-z]+)\b", clause):
         word = match.group(2).casefold()
         base = stem(word)
         if base not in _ACTIONS and not set(_SYNONYMS.get(base, "").split()) & _ACTIONS and word not in _PAST:
             continue
         if (word.endswith("ed") and base != word) or word in _PAST:
-            if match.group(1) is None:
-                return False  # a report: "... deleted", "sent ... to ..."
-            asks = True
+            asks = match.group(1) is not None  # "must be deleted" asks; "email 5 deleted" reports
         elif not word.endswith("ing") or base == word:
             asks = True
-    if asks:
-        return True
+    if asks is not None:
+        return asks
     for term, english in _ZH.items():
         at = clause.find(term)
         if at >= 0 and set(english.split()) & _ACTIONS and not clause[max(0, at - 2) : at].endswith(("已", "已经")):
@@ -516,7 +514,10 @@ def _fill(
         if _DATA_WORDS.search(clause) or any(w in clause for w in _DATA_ZH):  # "post *them*": what was just read
             after = next((s.id for s in reversed(earlier) if s.call is not None and s.call.name in ctx.read_only), None)
         if after is None:
-            needs = _data_read(clause, clause_words, name_words, ctx, f"{key}-src", set(map(str, arguments.values())))
+            # the act's own parameters name where it goes ("on this *issue*"), not what it carries
+            targets = {stem(w) for p in properties if p != into for w in _split_name(p)}
+            taken = set(map(str, arguments.values()))
+            needs = _data_read(clause, clause_words, name_words | targets, ctx, f"{key}-src", taken)
         if needs is not None or after is not None:
             arguments.pop(into, None)
             score += 1
@@ -525,6 +526,8 @@ def _fill(
             continue
         role = _role(name, properties.get(name, {}), name_words)
         fallback = _made_up(role, clause, values)
+        if fallback is None and role == "id" and (finder := _finder(name, ctx, key)) is not None:
+            return 0.0, Step(id=finder.id, call=finder)  # look the object up first, then act on it
         if fallback is None:
             return None  # an obedient reader still cannot do what it cannot fill in
         arguments[name] = [fallback] if properties.get(name, {}).get("type") == "array" else fallback
@@ -554,7 +557,8 @@ def _value(
     if role == "id":
         return _identity(name, schema, values, clause_words, ctx)
     if role == "person":
-        return values.first(_EMAIL) if "email" in name else values.first(_PERSON)
+        people = [m.group(1) for m in _PERSON.finditer(values.clause)]  # the last one named is the object
+        return values.first(_EMAIL) if "email" in name else (people[-1] if people else None)
     if role in _KEYWORDS:
         near = values.quote_near(_KEYWORDS[role] or (name.replace("_", " "),))
         fallback = _SPELLED.get(role)
@@ -591,6 +595,16 @@ def _made_up(role: str, clause: str, values: _Values) -> Any:
     if role == "amount":
         number = values.first(_NUMBER)
         return float(number) if number else None
+    return None
+
+
+def _finder(name: str, ctx: _Context, key: str) -> ToolCall | None:
+    """A listing that shows the objects an id names (``list_emails`` for ``email_id``), to read first."""
+    nouns = {stem(w) for w in _split_name(name)} - {"id"}
+    for spec in ctx.specs:
+        listing = spec.name in ctx.read_only and not spec.parameters.get("required")
+        if listing and nouns & {stem(w) for w in _split_name(spec.name)}:
+            return ToolCall(id=f"{key}-find", name=spec.name, arguments={})
     return None
 
 

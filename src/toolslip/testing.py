@@ -338,7 +338,7 @@ def _readable(text: str) -> list[str]:
     datamarked text (:mod:`toolslip.spotlight`) with its spaces back."""
     from .spotlight import DATAMARK
 
-    text = text.replace(DATAMARK, " ")
+    text = _DELIMITED.sub(" ", text.replace(DATAMARK, " "))
     value = json_in(text)
     if value is None:
         return [text]
