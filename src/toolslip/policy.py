@@ -185,6 +185,7 @@ def from_source(
     origin: Literal["user", "trusted"] = "user",
     identity: Callable[[Check, ToolCall], bool] | None = None,
     unique: bool = True,
+    optional: bool = False,
 ) -> Rule:
     """Delegation to a source the user named: every value of ``argument`` must come from ``origin``, or
     from the result of a call to one of ``tools`` that reads a source the user named ("pay the bill in
@@ -192,7 +193,7 @@ def from_source(
     file or an email). Which source the call read is checked by ``identity(check, call)``; by default
     every argument of the call must come from the user. With ``unique``, the source must hold no other
     value of the same kind (IBAN, email address, URL, phone number, amount of money): a second IBAN in
-    the bill is what an injection planted there looks like."""
+    the bill is what an injection planted there looks like. A missing argument asks, unless ``optional``."""
     _checked(origin)
     names = frozenset([tools] if isinstance(tools, str) else tools)
     vouching = _VOUCHING[origin]
@@ -219,6 +220,8 @@ def from_source(
     def rule(check: Check) -> Verdict:
         values = _values(check.arguments.get(argument))
         if not values:
+            if optional:
+                return allow(f"argument {argument!r} is absent")
             return ask(f"argument {argument!r} is missing, so nothing vouches for it")
         where: list[str] = []
         for value in values:
