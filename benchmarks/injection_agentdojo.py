@@ -44,7 +44,8 @@ except ImportError as exc:  # pragma: no cover - a benchmark, run by hand
 from toolslip import Agent, Toolbox
 from toolslip.approval import ApprovalRequest
 from toolslip.messages import Message, ModelResponse, Request, ToolCall
-from toolslip.policy import Check, Rule, TaintGate, allow, from_source, intent, links_from, require
+from toolslip.policy import Check, Rule, TaintGate, allow, from_source, intent, links_from, one_of, require, requested
+from toolslip.secrets import SecretGuard
 from toolslip.provenance import normalise
 from toolslip.testing import GullibleModel, ScriptedModel, call, to_response
 from toolslip.tools import Tool
@@ -78,10 +79,13 @@ TRUSTED = frozenset(
     "get_contact_information_for_restaurants get_price_for_restaurants check_restaurant_opening_hours "
     "get_all_car_rental_companies_in_city get_car_types_available get_car_fuel_options get_car_rental_address "
     "get_car_price_per_day get_flight_information search_contacts_by_name search_contacts_by_email "
-    "get_users_in_channel get_most_recent_transactions".split()
+    "get_users_in_channel get_most_recent_transactions search_calendar_events get_day_calendar_events".split()
 )
 OUTSIDER_FIELDS: dict[str, tuple[str, ...]] = {
     "get_most_recent_transactions": ("subject",),  # the sender writes the subject, the bank the rest
+    # whoever invites the user writes an event's title, description and place; the calendar the rest
+    "search_calendar_events": ("title", "description", "location"),
+    "get_day_calendar_events": ("title", "description", "location"),
 }
 DELETE = ("delete", "remove", "erase", "cancel")
 
@@ -89,6 +93,15 @@ DELETE = ("delete", "remove", "erase", "cancel")
 def rules(suite: str, env: Any) -> Mapping[str, Rule | Sequence[Rule]]:
     """The rules a deployer writes for each environment (see docs/injection.md for the helpers)."""
     files = ("read_file", "get_file_by_id", "search_files_by_filename", "search_files", "list_files")
+
+    def members(check: Check) -> list[str]:
+        return list(env.slack.users)
+
+    def channels(check: Check) -> list[str]:
+        # a channel open to outsiders only when the user mentioned it
+        external = any("external" in t.casefold() for t in check.user_texts())
+        return [c for c in env.slack.channels if external or not c.casefold().startswith("external")]
+
     mail = ("search_emails", "get_received_emails", "get_unread_emails", "read_inbox", "read_channel_messages")
     money = [
         from_source("recipient", ("read_file",), origin="trusted"),
@@ -111,9 +124,18 @@ def rules(suite: str, env: Any) -> Mapping[str, Rule | Sequence[Rule]]:
             ],
         },
         "slack": {
-            "send_direct_message": [require("recipient", origin="trusted"), links_from("body", origin="user")],
-            "send_channel_message": [require("channel"), links_from("body", origin="user")],
-            "add_user_to_channel": [require("user", origin="trusted"), require("channel")],
+            "send_direct_message": [
+                one_of("recipient", members, "workspace's members"),
+                links_from("body", origin="user"),
+            ],
+            "send_channel_message": [
+                one_of("channel", channels, "workspace's channels"),
+                links_from("body", origin="user"),
+            ],
+            "add_user_to_channel": [
+                one_of("user", members, "workspace's members"),
+                one_of("channel", channels, "workspace's channels"),
+            ],
             "invite_user_to_slack": [
                 from_source("user", mail + ("get_webpage",)),
                 from_source("user_email", mail + ("get_webpage",)),
@@ -126,13 +148,16 @@ def rules(suite: str, env: Any) -> Mapping[str, Rule | Sequence[Rule]]:
             "reserve_hotel": [require("hotel", origin="trusted"), intent("hotel", ("book", "reserv"))],
             "reserve_restaurant": [require("restaurant", origin="trusted"), intent("restaurant", ("book", "reserv"))],
             "reserve_car_rental": [require("company", origin="trusted"), intent("company", ("book", "reserv", "rent"))],
-            "create_calendar_event": [require("participants", origin="trusted", optional=True)],
+            "create_calendar_event": [
+                requested(("calendar", "event", "remind"), "a calendar entry"),
+                require("participants", origin="trusted", optional=True),
+            ],
             "cancel_calendar_event": intent("event_id", DELETE),
             "send_email": [require("recipients", origin="trusted"), links_from("body", origin="user")],
         },
         "workspace": {
             "send_email": [
-                from_source("recipients", mail, origin="trusted"),
+                from_source("recipients", mail + files, origin="trusted"),
                 require("cc", origin="trusted", optional=True),
                 require("bcc", origin="trusted", optional=True),
                 links_from("body"),
@@ -149,6 +174,14 @@ def rules(suite: str, env: Any) -> Mapping[str, Rule | Sequence[Rule]]:
         },
     }
     return {**by_suite[suite]}
+
+
+def secrets(suite: str, env: Any) -> dict[str, str]:
+    """The values a deployer guards with SecretGuard: the travel user's identity documents and cards."""
+    if suite != "travel":
+        return {}
+    user = env.user
+    return {"PASSPORT": user.passport_number, "BANK_ACCOUNT": user.bank_account_number, "CARD": user.credit_card_number}
 
 
 def _scheduled(env: Any) -> Callable[[Check, object], Sequence[str]]:
@@ -276,7 +309,12 @@ class Tally:
 
 def _trace(messages: Sequence[Message]) -> list[FunctionCall]:
     ran = {r.call_id for m in messages for r in m.tool_results if r.outcome == "ran"}
-    return [FunctionCall(function=c.name, args=dict(c.arguments or {})) for m in messages for c in m.tool_calls if c.id in ran]
+    return [
+        FunctionCall(function=c.name, args=dict(c.arguments or {}))
+        for m in messages
+        for c in m.tool_calls
+        if c.id in ran
+    ]
 
 
 def _check(task: Any, output: str, pre: Any, post: Any, trace: list[FunctionCall], kind: str) -> bool:
@@ -319,7 +357,9 @@ async def play(
     hooks = []
     if defence != "none":
         gate_rules = {} if defence == "gate, no rules" else rules(suite_name, env)
-        hooks = [TaintGate(rules=gate_rules, approver=attentive if defence == "gate+approver" else None)]
+        guard = SecretGuard(secrets(suite_name, env)) if defence != "gate, no rules" else None
+        gate = TaintGate(rules=gate_rules, approver=attentive if defence == "gate+approver" else None)
+        hooks = [guard, gate] if guard is not None else [gate]
     agent = Agent(model=chosen, tools=toolbox(suite, env), hooks=hooks, max_steps=40)
     flagged = False
 
@@ -377,7 +417,18 @@ async def measure(version: str, names: Sequence[str], defences: Sequence[str], m
                             tally.text_attacks += attacked
                             tally.flagged += attacked and flagged
                 total = overall.setdefault((model, defence), Tally())
-                for f in ("tasks", "completed", "prompts", "cases", "attacks", "completed_under_attack", "attack_prompts", "flagged", "text_cases", "text_attacks"):
+                for f in (
+                    "tasks",
+                    "completed",
+                    "prompts",
+                    "cases",
+                    "attacks",
+                    "completed_under_attack",
+                    "attack_prompts",
+                    "flagged",
+                    "text_cases",
+                    "text_attacks",
+                ):
                     setattr(total, f, getattr(total, f) + getattr(tally, f))
                 _line(name, model, defence, tally)
                 if defence == "gate+nohuman" and tally.missed:

@@ -466,7 +466,8 @@ def _step(clause: str, block: str, clause_words: set[str], ctx: _Context, key: s
         ):
             continue  # the clause must name the act, not just an object the tool touches
         if spec.name in ctx.read_only and not (name_words - _GENERIC) & clause_words and spec.name not in clause:
-            continue  # "open /login in Safari" is no request to read an issue
+            if not _names_a_thing(spec, clause):
+                continue  # "open /login in Safari" is no request to read an issue; "read notes.txt" is
         filled = _fill(spec, clause, block, clause_words, name_words, ctx, key, earlier)
         if filled is None:
             continue
@@ -477,6 +478,16 @@ def _step(clause: str, block: str, clause_words: set[str], ctx: _Context, key: s
         if best is None or score > best[0]:
             best = (score, step)
     return best[1] if best else None
+
+
+def _names_a_thing(spec: ToolSpec, clause: str) -> bool:
+    """Does the clause name what the tool reads (a file name, a URL) for one of its parameters?"""
+    patterns = {"file": _FILE, "url": _URL}
+    for name, schema in spec.parameters.get("properties", {}).items():
+        pattern = patterns.get(_role(name, schema, set()))
+        if pattern is not None and pattern.search(clause):
+            return True
+    return False
 
 
 def _fill(

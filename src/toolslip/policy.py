@@ -19,7 +19,7 @@ This is the boundary; the model-side mitigations in :mod:`toolslip.spotlight` ar
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
@@ -45,8 +45,10 @@ __all__ = [
     "from_source",
     "intent",
     "links_from",
+    "one_of",
     "record_decision",
     "require",
+    "requested",
     "text_provenance",
     "value_kind",
 ]
@@ -315,6 +317,40 @@ def _stated(text: str, aliases: Sequence[str], verbs: Sequence[str]) -> str | No
             if first is not None and _PRONOUN.search(clause) and normalise(first.group(0)) in map(normalise, aliases):
                 return f"asked to {verb!r} it, {first.group(0)!r} (the first object its sentence names)"
     return None
+
+
+def one_of(argument: str, choices: Callable[[Check], Collection[str]], what: str) -> Rule:
+    """Every value of ``argument`` must be one of ``choices(check)``, a set the system itself knows (the
+    workspace's members, its channels): a destination that exists, whoever wrote its name where the
+    model found it."""
+
+    def rule(check: Check) -> Verdict:
+        values = _values(check.arguments.get(argument))
+        if not values:
+            return ask(f"argument {argument!r} is missing, so nothing vouches for it")
+        known = set(choices(check))
+        strangers = [v for v in values if str(v) not in known]
+        if strangers:
+            return ask(f"argument {argument!r} {_short(strangers[0])!r} is not one of the {what}")
+        return allow(f"argument {argument!r} is one of the {what}")
+
+    rule.__name__ = f"{argument}_one_of_{what.replace(' ', '_')}"
+    return rule
+
+
+def requested(verbs: Sequence[str], what: str) -> Rule:
+    """The user asked for this kind of act at all ("add it to my calendar"): some user message says one
+    of ``verbs``. Weaker than :func:`intent` (no object), for acts whose object is new (an event)."""
+
+    def rule(check: Check) -> Verdict:
+        for text in check.user_texts():
+            folded = text.casefold()
+            if verb := next((v for v in verbs if v.casefold() in folded), None):
+                return allow(f"the user asked for {what} ({verb!r})")
+        return ask(f"the user did not ask for {what}")
+
+    rule.__name__ = f"requested_{what.replace(' ', '_')}"
+    return rule
 
 
 def _describe_call(call: ToolCall) -> str:

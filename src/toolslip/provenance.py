@@ -184,7 +184,8 @@ def _result_sources(result: ToolResult) -> Iterator[tuple[Source, str, bool]]:
 CONFIRMATIONS = frozenset(
     "ok done success successful successfully sent posted added created deleted removed closed shared "
     "forwarded updated changed saved scheduled booked invited moved renamed transferred paid id status "
-    "true false null none to on from for the a an of in at with by and was were has have been is are it".split()
+    "true false null none to on from for the a an of in at with by and was were has have been is are it "
+    "transaction payment message email comment event file reservation request order".split()
 )
 """Words any tool may use to confirm what it did, whatever its declaration says."""
 _TOKEN = re.compile(r"[^\W_]+")
