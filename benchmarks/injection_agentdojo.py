@@ -44,9 +44,23 @@ except ImportError as exc:  # pragma: no cover - a benchmark, run by hand
 from toolslip import Agent, Toolbox
 from toolslip.approval import ApprovalRequest
 from toolslip.messages import Message, ModelResponse, Request, ToolCall
-from toolslip.policy import Check, Rule, TaintGate, allow, from_source, intent, links_from, one_of, require, requested
-from toolslip.secrets import SecretGuard
+from toolslip.policy import (
+    Check,
+    Rule,
+    TaintGate,
+    allow,
+    any_of,
+    from_source,
+    intent,
+    links_from,
+    names_from,
+    no_data_from_tools,
+    one_of,
+    requested,
+    require,
+)
 from toolslip.provenance import normalise
+from toolslip.secrets import SecretGuard
 from toolslip.testing import GullibleModel, ScriptedModel, call, to_response
 from toolslip.tools import Tool
 
@@ -106,7 +120,10 @@ def rules(suite: str, env: Any) -> Mapping[str, Rule | Sequence[Rule]]:
     money = [
         from_source("recipient", ("read_file",), origin="trusted"),
         from_source("amount", ("read_file",), origin="trusted"),
-        from_source("subject", ("read_file",), origin="trusted", unique=False, optional=True),
+        any_of(
+            from_source("subject", ("read_file",), origin="trusted", unique=False, optional=True),
+            no_data_from_tools("subject"),
+        ),
     ]
     by_suite: dict[str, dict[str, Rule | Sequence[Rule]]] = {
         "banking": {
@@ -150,6 +167,7 @@ def rules(suite: str, env: Any) -> Mapping[str, Rule | Sequence[Rule]]:
             "reserve_car_rental": [require("company", origin="trusted"), intent("company", ("book", "reserv", "rent"))],
             "create_calendar_event": [
                 requested(("calendar", "event", "remind"), "a calendar entry"),
+                names_from("title"),
                 require("participants", origin="trusted", optional=True),
             ],
             "cancel_calendar_event": intent("event_id", DELETE),

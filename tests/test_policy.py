@@ -6,14 +6,13 @@ from toolslip import Agent, Toolbox, tool
 from toolslip.approval import ApprovalRequest, Decision
 from toolslip.errors import ConfigError
 from toolslip.events import Event, GateDecided
-from toolslip.hooks import Hook
-from toolslip.hooks import RunContext
+from toolslip.hooks import Hook, RunContext
 from toolslip.messages import Message, ToolCall, ToolResult
 from toolslip.policy import Check, TaintGate, Verdict, deny, describe_decision, links_from, require
 from toolslip.provenance import TextProvenance
-from toolslip.tools import Tool
 from toolslip.secrets import SecretGuard
 from toolslip.testing import GullibleModel, ScriptedModel, call
+from toolslip.tools import Tool
 
 # --- the seed's example, written out in full -----------------------------------------------------
 

@@ -8,7 +8,7 @@ from toolslip import Agent, Toolbox, tool
 from toolslip.events import Event, GateDecided
 from toolslip.hooks import RunContext
 from toolslip.messages import Message, ToolCall, ToolResult
-from toolslip.policy import Check, TaintGate, Verdict, from_source, intent, one_of, require, requested
+from toolslip.policy import Check, TaintGate, Verdict, from_source, intent, one_of, requested, require
 from toolslip.provenance import TextProvenance
 from toolslip.testing import ScriptedModel, call
 from toolslip.tools import Tool

@@ -38,6 +38,7 @@ __all__ = [
     "TaintGate",
     "Verdict",
     "allow",
+    "any_of",
     "ask",
     "deny",
     "describe_decision",
@@ -45,6 +46,8 @@ __all__ = [
     "from_source",
     "intent",
     "links_from",
+    "names_from",
+    "no_data_from_tools",
     "one_of",
     "record_decision",
     "require",
@@ -177,6 +180,21 @@ def links_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted")
         return _check_origin(f"link in {argument!r}", links, origin, check.provenance)
 
     rule.__name__ = f"links_in_{argument}_from_{origin}"
+    return rule
+
+
+def names_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted") -> Rule:
+    """Every name of capitalised words in the text of ``argument`` ("Riverside View Hotel") must come from
+    ``origin``: a reminder may say anything, but not advertise a place only an outsider's text named."""
+    _checked(origin)
+
+    def rule(check: Check) -> Verdict:
+        names = [n for v in _values(check.arguments.get(argument)) for n in _NAME.findall(str(v))]
+        if not names:
+            return allow(f"no name in {argument!r}")
+        return _check_origin(f"name in {argument!r}", names, origin, check.provenance)
+
+    rule.__name__ = f"names_in_{argument}_from_{origin}"
     return rule
 
 
@@ -338,6 +356,41 @@ def one_of(argument: str, choices: Callable[[Check], Collection[str]], what: str
     return rule
 
 
+def no_data_from_tools(argument: str) -> Rule:
+    """Free text the model writes (a transfer's subject, a search query) may not repeat what the tools
+    returned, beyond the words the user said: no data smuggled out in it. Words of 4+ characters and
+    runs with digits are compared, case-insensitively."""
+
+    def rule(check: Check) -> Verdict:
+        text = " ".join(str(v) for v in _values(check.arguments.get(argument)))
+        said = {w for t in check.user_texts() for w in _DATA_TOKEN.findall(t.casefold())}
+        for token in dict.fromkeys(_DATA_TOKEN.findall(text.casefold())):
+            if token in said or (token.isalpha() and len(token) < 4):
+                continue
+            repeated = sorted(str(s) for s in check.sources(token) if s.origin != "user")
+            if repeated:
+                return ask(f"argument {argument!r} repeats {_short(token, 30)!r} from {repeated[0]}")
+        return allow(f"argument {argument!r} repeats no tool output")
+
+    rule.__name__ = f"no_data_in_{argument}"
+    return rule
+
+
+_DATA_TOKEN = re.compile(r"[^\W_]+")
+
+
+def any_of(*rules: Rule) -> Rule:
+    """Allows when one of ``rules`` allows ("the subject comes from the bill, or repeats no tool output");
+    otherwise the first one's verdict stands."""
+
+    def rule(check: Check) -> Verdict:
+        verdicts = [r(check) for r in rules]
+        return next((v for v in verdicts if v.action == "allow"), verdicts[0])
+
+    rule.__name__ = "any_of_" + "_".join(r.__name__ for r in rules)
+    return rule
+
+
 def requested(verbs: Sequence[str], what: str) -> Rule:
     """The user asked for this kind of act at all ("add it to my calendar"): some user message says one
     of ``verbs``. Weaker than :func:`intent` (no object), for acts whose object is new (an event)."""
@@ -366,6 +419,10 @@ _KINDS: dict[str, re.Pattern[str]] = {
     "IBAN": re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b"),
     "phone number": re.compile(r"(?<![\w+])\+?\d[\d ()./-]{7,}\d(?!\w)"),
 }
+
+
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -](?:of|de|du|la|the|[A-Z][a-z]+))*[ -][A-Z][a-z]+\b")
+"""A name of two or more capitalised words ("Riverside View Hotel"): what persuasion without a link names."""
 
 
 def value_kind(value: str) -> str | None:
@@ -460,8 +517,8 @@ class TaintGate(Hook):
     when a rule asks or a tool has no rule, and ``None`` means no human: such calls are denied.
     ``answer`` watches the one channel no tool gate sees, the final answer: each URL, email address,
     IBAN or phone number in it that only untrusted output gave is marked (``"mark"``: the value stays,
-    followed by where it came from) or replaced by a placeholder (``"replace"``); ``None`` leaves the
-    answer alone. Either way the finding is an audit decision ``flagged`` on the tool ``answer``.
+    followed by where it came from) or replaced by a placeholder (``"replace"``), and so is a name of
+    capitalised words ("Riverside View Hotel", marked in both modes); ``None`` leaves the answer alone. Either way the finding is an audit decision ``flagged`` on the tool ``answer``.
     """
 
     rules: Mapping[str, Rule | Sequence[Rule]] = field(default_factory=dict)
@@ -531,7 +588,9 @@ class TaintGate(Hook):
             return response
         provenance = self.provenance(ctx)
         flagged: dict[str, list[str]] = {}
-        for value in dict.fromkeys(find_values(message.text)):
+        contacts = find_values(message.text)
+        names = [n for n in _NAME.findall(message.text) if not any(n in c for c in contacts)]
+        for value in dict.fromkeys(contacts + names):
             found = provenance.sources(value)
             if found and all(s.origin == "untrusted" for s in found):
                 flagged[value] = sorted({s.label.split(" ")[0] for s in found})
@@ -539,11 +598,11 @@ class TaintGate(Hook):
             return response
         text = message.text
         for value, where in sorted(flagged.items(), key=lambda item: -len(item[0])):
-            kind = value_kind(value) or "value"
+            kind = value_kind(value) or "name"
             origin = ", ".join(where)
             marked = (
                 f"[{kind} removed: it came only from untrusted {origin}]"
-                if self.answer == "replace"
+                if self.answer == "replace" and kind != "name"  # a name is marked, never removed
                 else f"{value} [unverified {kind}: it came only from untrusted {origin}]"
             )
             text = re.sub(rf"(?<![\w@/.-]){re.escape(value)}(?![\w@-])", marked.replace("\\", "\\\\"), text)
