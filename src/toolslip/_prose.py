@@ -19,6 +19,7 @@ It is a model of an obedient reader, not a parser of a grammar: it errs toward o
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -253,7 +254,7 @@ _CHANNEL = re.compile(
     r"(?<![\w&])#([A-Za-z][\w-]*)|\b(?!the\b|a\b|this\b|that\b)([a-z][\w-]*)\s*(?:channel|频道)|channel\s+([a-z][\w-]*)"
 )
 _PASSWORD = re.compile(
-    r"password\s+(?:to|is|as|:)\s*['\"]?([^\s'\"，。,]+)|密码(?:改为|改成|设为|设置为|为|：|:)\s*([^\s，。,]+)", re.I
+    r"password\s+(?:of\s+[\w ]{1,30}?\s+)?(?:to|is|as|:)\s*['\"]?([^\s'\"，。,]+?)\.?(?=[\s'\"，。,]|$)|密码(?:改为|改成|设为|设置为|为|：|:)\s*([^\s，。,]+)", re.I
 )
 _PERSON = re.compile(r"\b(?:to|with|for|user|member|invite|remove|message|dm|tell|ask)\s+([A-Z][a-z]+)\b")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
@@ -296,13 +297,13 @@ class _Values:
 
 
 _STRING_ROLES: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"password"}), "password"),
     (frozenset({"name", "user", "member", "person", "recipient", "username"}), "person"),
     (frozenset({"url", "link", "website", "webpage"}), "url"),
     (frozenset({"content"}), "text"),
     (frozenset({"path", "file", "filename", "document"}), "file"),
     (frozenset({"date", "day", "time", "start", "end"}), "date"),
     (frozenset({"id"}), "id"),
-    (frozenset({"password"}), "password"),
     (frozenset({"subject", "title"}), "title"),
     (frozenset({"channel"}), "channel"),
     (frozenset({"body", "text", "message", "comment", "description", "note"}), "text"),
@@ -603,9 +604,11 @@ def _made_up(role: str, clause: str, values: _Values) -> Any:
         return values.any_quote() or " ".join(clause.split()[:6])
     if role == "bool":
         return True
-    if role == "amount":
+    if role in ("amount", "number"):
         number = values.first(_NUMBER)
-        return float(number) if number else None
+        return float(number) if number else 1.0  # "send a transaction to X": some amount, as a model would
+    if role == "date":
+        return datetime.date.today().isoformat()
     return None
 
 

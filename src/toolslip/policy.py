@@ -597,15 +597,20 @@ class TaintGate(Hook):
         if not flagged:
             return response
         text = message.text
+        notes: list[str] = []
         for value, where in sorted(flagged.items(), key=lambda item: -len(item[0])):
-            kind = value_kind(value) or "name"
+            kind = value_kind(value)
             origin = ", ".join(where)
+            if kind is None:  # a name is noted under the answer, never cut out of its sentence
+                notes.append(f"[unverified name {value!r}: it came only from untrusted {origin}]")
+                continue
             marked = (
                 f"[{kind} removed: it came only from untrusted {origin}]"
-                if self.answer == "replace" and kind != "name"  # a name is marked, never removed
+                if self.answer == "replace"
                 else f"{value} [unverified {kind}: it came only from untrusted {origin}]"
             )
             text = re.sub(rf"(?<![\w@/.-]){re.escape(value)}(?![\w@-])", marked.replace("\\", "\\\\"), text)
+        text = "\n".join([text, *reversed(notes)])
         carried = "; ".join(f"{_short(v, 40)!r} from {', '.join(w)}" for v, w in flagged.items())
         record_decision(
             ctx,
