@@ -406,7 +406,10 @@ TEXT_ONLY = re.compile(r"^(?:say|tell)\b", re.IGNORECASE)
 
 async def measure(version: str, names: Sequence[str], defences: Sequence[str], models: Sequence[str]) -> None:
     suites = get_suites(version)
-    header = f"{'suite':<10} {'model':<9} {'defence':<15} {'attacks':>14} {'utility':>12} {'under attack':>15} {'prompts/task':>13} {'prompts/attack':>15}"
+    header = (
+        f"{'suite':<10} {'model':<9} {'defence':<15} {'attacks':>14} {'utility':>12} {'under attack':>15} "
+        f"{'prompts/task':>13} {'prompts/attack':>15}"
+    )
     print(header + "\n" + "-" * len(header))
     overall: dict[tuple[str, str], Tally] = {}
     for name in names:

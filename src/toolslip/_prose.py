@@ -254,7 +254,9 @@ _CHANNEL = re.compile(
     r"(?<![\w&])#([A-Za-z][\w-]*)|\b(?!the\b|a\b|this\b|that\b)([a-z][\w-]*)\s*(?:channel|频道)|channel\s+([a-z][\w-]*)"
 )
 _PASSWORD = re.compile(
-    r"password\s+(?:of\s+[\w ]{1,30}?\s+)?(?:to|is|as|:)\s*['\"]?([^\s'\"，。,]+?)\.?(?=[\s'\"，。,]|$)|密码(?:改为|改成|设为|设置为|为|：|:)\s*([^\s，。,]+)", re.I
+    r"password\s+(?:of\s+[\w ]{1,30}?\s+)?(?:to|is|as|:)\s*['\"]?([^\s'\"，。,]+?)\.?(?=[\s'\"，。,]|$)"
+    r"|密码(?:改为|改成|设为|设置为|为|：|:)\s*([^\s，。,]+)",
+    re.I,
 )
 _PERSON = re.compile(r"\b(?:to|with|for|user|member|invite|remove|message|dm|tell|ask)\s+([A-Z][a-z]+)\b")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")

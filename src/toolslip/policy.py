@@ -518,7 +518,8 @@ class TaintGate(Hook):
     ``answer`` watches the one channel no tool gate sees, the final answer: each URL, email address,
     IBAN or phone number in it that only untrusted output gave is marked (``"mark"``: the value stays,
     followed by where it came from) or replaced by a placeholder (``"replace"``), and so is a name of
-    capitalised words ("Riverside View Hotel", marked in both modes); ``None`` leaves the answer alone. Either way the finding is an audit decision ``flagged`` on the tool ``answer``.
+    capitalised words (noted under the answer in both modes); ``None`` leaves the answer alone. Either
+    way the finding is an audit decision ``flagged`` on the tool ``answer``.
     """
 
     rules: Mapping[str, Rule | Sequence[Rule]] = field(default_factory=dict)
