@@ -414,7 +414,7 @@ class Toolbox:
 
     def __init__(self, tools: Iterable[ToolLike | Toolbox] = ()) -> None:
         self._tools: dict[str, Tool] = {}
-        self._index: ToolIndex | None = None
+        self._index: tuple[dict[str, Tool], ToolIndex] | None = None  # and the tools it was built from
         for item in tools:
             self.add(item)
 
@@ -429,13 +429,19 @@ class Toolbox:
         self._tools[t.name] = t
         self._index = None
 
-    def search(self, query: str, k: int = 5) -> list[Tool]:
-        """The ``k`` tools that best match ``query`` (BM25, see :mod:`toolslip.search`), best first."""
-        if self._index is None:
+    def search(self, query: str, k: int = 5, *, floor: float = 0.0) -> list[Tool]:
+        """The ``k`` tools that best match ``query`` (BM25, see :mod:`toolslip.search`), best first; none
+        scoring under ``floor``."""
+        return [self._tools[hit.name] for hit in self.index.search(query, k, floor=floor)]
+
+    @property
+    def index(self) -> ToolIndex:
+        """The search index over these tools, built on first use and again when the tools change."""
+        if self._index is None or self._index[0] is not self._tools:  # an MCP server may replace its list
             from .search import ToolIndex
 
-            self._index = ToolIndex(self._tools.values())
-        return [self._tools[hit.name] for hit in self._index.search(query, k)]
+            self._index = (self._tools, ToolIndex(self._tools.values()))
+        return self._index[1]
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
