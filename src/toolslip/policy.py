@@ -147,6 +147,13 @@ def _check_origin(name: str, values: Sequence[object], origin: str, provenance: 
     return allow(f"{name} comes from {_WHO[origin]} ({'; '.join(where)})")
 
 
+def _absent(argument: str, optional: bool) -> Verdict:
+    """The verdict on a call that leaves ``argument`` out: nothing vouches for it, unless it may be left out."""
+    if optional:
+        return allow(f"argument {argument!r} is absent")
+    return ask(f"argument {argument!r} is missing, so nothing vouches for it")
+
+
 def require(argument: str, *, origin: Literal["user", "trusted"] = "user", optional: bool = False) -> Rule:
     """Every value of ``argument`` must appear in the user's messages (``origin="user"``) or there or
     in a trusted tool result (``"trusted"``); otherwise ask. A missing argument is vouched for by no one,
@@ -156,9 +163,7 @@ def require(argument: str, *, origin: Literal["user", "trusted"] = "user", optio
     def rule(check: Check) -> Verdict:
         values = _values(check.arguments.get(argument))
         if not values:
-            if optional:
-                return allow(f"argument {argument!r} is absent")
-            return ask(f"argument {argument!r} is missing, so nothing vouches for it")
+            return _absent(argument, optional)
         return _check_origin(f"argument {argument!r}", values, origin, check.provenance)
 
     rule.__name__ = f"require_{argument}_from_{origin}"
@@ -240,9 +245,7 @@ def from_source(
     def rule(check: Check) -> Verdict:
         values = _values(check.arguments.get(argument))
         if not values:
-            if optional:
-                return allow(f"argument {argument!r} is absent")
-            return ask(f"argument {argument!r} is missing, so nothing vouches for it")
+            return _absent(argument, optional)
         where: list[str] = []
         for value in values:
             vouched = sorted(str(s) for s in check.sources(value) if s.origin in vouching)
@@ -345,7 +348,7 @@ def one_of(argument: str, choices: Callable[[Check], Collection[str]], what: str
     def rule(check: Check) -> Verdict:
         values = _values(check.arguments.get(argument))
         if not values:
-            return ask(f"argument {argument!r} is missing, so nothing vouches for it")
+            return _absent(argument, optional=False)
         known = set(choices(check))
         strangers = [v for v in values if str(v) not in known]
         if strangers:
