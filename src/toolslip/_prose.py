@@ -453,21 +453,30 @@ def _key(clause: str) -> str:
     return "inj-" + hashlib.sha1(clause.encode()).hexdigest()[:10]
 
 
+def _imperatives(clause: str) -> set[str]:
+    """The acts a clause asks for: its action verbs in their base form (or after "be"), with synonyms,
+    and the acts its Chinese words name."""
+    found: set[str] = set()
+    for match in re.finditer(r"(\b(?:be|been)\s+)?\b([A-Za-z]+)\b", clause):
+        word = match.group(2).casefold()
+        base = stem(word)
+        if base != word and not (word.endswith("ed") and match.group(1)):
+            continue  # "reads", "sending", "deleted": no order
+        found |= {base, *_SYNONYMS.get(base, "").split()}
+    for term, english in _ZH.items():
+        if term in clause:
+            found |= set(english.split())
+    return found
+
+
 def _step(clause: str, block: str, clause_words: set[str], ctx: _Context, key: str, earlier: list[Step]) -> Step | None:
     best: tuple[float, Step] | None = None
     for spec in ctx.specs:
         name_words, description = _tool_words(spec)
         if not name_words & clause_words and spec.name not in clause:
             continue
-        if (
-            not (
-                name_words
-                & clause_words
-                & (_ACTIONS | set().union(*(set(_SYNONYMS.get(a, "").split()) for a in _ACTIONS)))
-            )
-            and spec.name not in clause
-        ):
-            continue  # the clause must name the act, not just an object the tool touches
+        if not name_words & _imperatives(clause) and spec.name not in clause:
+            continue  # the clause must ask for the act ("post ..."), not mention it ("if an agent reads this")
         if spec.name in ctx.read_only and not (name_words - _GENERIC) & clause_words and spec.name not in clause:
             if not _names_a_thing(spec, clause):
                 continue  # "open /login in Safari" is no request to read an issue; "read notes.txt" is
