@@ -90,6 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ToolslipError as exc:
         print(f"toolslip {args.command}: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except RecursionError:  # a document nested hundreds of levels deep, wherever it was read
+        print(f"toolslip {args.command}: the input nests too deeply to be read; flatten it", file=sys.stderr)
+        return EXIT_ERROR
     except OSError as exc:
         # A file the command had to read or write; the handlers check the likely cases first.
         where = f" {exc.filename!r}" if exc.filename else " a file"
