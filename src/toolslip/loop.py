@@ -287,7 +287,7 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
     """Run one call and turn every failure into an error result that tells the model what to fix."""
 
     def error(text: str) -> ToolResult:
-        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
+        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, outcome="failed")
 
     if tool is None:
         available = ", ".join(tools.names) or "(none)"
@@ -304,13 +304,21 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
         return error(f"{exc}. Fix these arguments and call {tool.name} again.")
     except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
         return ToolResult(
-            call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output
+            call_id=call.id,
+            name=call.name,
+            content=exc.content,
+            is_error=True,
+            untrusted=not tool.trusted_output,
+            outcome="failed",
         )
     except TimeoutError:
         return error(f"{tool.name} timed out after {tool.timeout:g} s and was cancelled.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash
         return error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
-    return ToolResult(call_id=call.id, name=call.name, content=output, untrusted=not tool.trusted_output)
+    untrusted, spans = tool.untrusted_parts(output)
+    return ToolResult(
+        call_id=call.id, name=call.name, content=output, untrusted=untrusted, untrusted_spans=spans, outcome="ran"
+    )
 
 
 def truncate_output(result: ToolResult, tool: Tool | None) -> ToolResult:
@@ -339,6 +347,7 @@ def _not_executed(call: ToolCall, limit: int) -> ToolResult:
         name=call.name,
         content=f"not executed: the run reached its step limit of {limit} model calls",
         is_error=True,
+        outcome="not_executed",
     )
 
 
