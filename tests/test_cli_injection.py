@@ -28,7 +28,7 @@ def test_the_same_attack_undefended_reaches_its_goal(capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
-        (["injection", "shop", "x"], 1, "no injection suite is called 'shop'; choose one of: issues, bank, mail"),
+        (["injection", "shop", "x"], 1, "no injection suite is called 'shop'; choose one of: issues, bank, mail, chat"),
         (["injection", "bank"], 2, "name a task of suite 'bank': balance, rent"),
         (["injection", "bank", "rent", "--attack", "nope"], 1, "no injection of suite 'bank' is called 'nope'"),
         (["injection", "bank", "rent", "--phrasing", "rude"], 2, "unknown phrasing 'rude'; choose one of: system"),

@@ -1,4 +1,3 @@
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -7,11 +6,13 @@ from toolslip import Agent, Toolbox, tool
 from toolslip.approval import ApprovalRequest, Decision
 from toolslip.errors import ConfigError
 from toolslip.events import Event, GateDecided
-from toolslip.hooks import Hook
-from toolslip.policy import TaintGate, Verdict, deny, describe_decision, links_from, require
-from toolslip.provenance import Provenance
+from toolslip.hooks import Hook, RunContext
+from toolslip.messages import Message, ToolCall, ToolResult
+from toolslip.policy import Check, TaintGate, Verdict, deny, describe_decision, links_from, require
+from toolslip.provenance import TextProvenance
 from toolslip.secrets import SecretGuard
 from toolslip.testing import GullibleModel, ScriptedModel, call
+from toolslip.tools import Tool
 
 # --- the seed's example, written out in full -----------------------------------------------------
 
@@ -190,33 +191,38 @@ async def test_a_tool_without_rules_asks_and_read_only_tools_are_never_gated() -
     assert asked == ["send_money (destructive, egress) has no rule that allows it after untrusted content"]
 
 
+def check_of(messages: list[Message], tool: Tool, **arguments: Any) -> Check:
+    """A rule's view of one call made after ``messages``."""
+    ctx = RunContext(run_id="r", model_name="m", tools=Toolbox([tool]), messages=messages)
+    called = ToolCall(id="c9", name=tool.name, arguments=arguments)
+    return Check(call=called, tool=tool, provenance=TextProvenance.of(messages), ctx=ctx)
+
+
 def test_judge_takes_the_strictest_verdict() -> None:
-    def never(arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
+    def never(check: Check) -> Verdict:
         return deny("never on Sundays")
 
     tools, _ = bank()
     gate = TaintGate(rules={"send_money": [require("recipient"), never]})
-    from toolslip.provenance import TextProvenance
-
-    verdict = gate.judge(tools["send_money"], {"recipient": "X"}, TextProvenance())
+    verdict = gate.judge(check_of([Message.user("pay X")], tools["send_money"], recipient="X", amount=1))
     assert (verdict.action, verdict.reason) == ("deny", "never on Sundays")
 
 
 def test_links_from_checks_every_url_in_free_text() -> None:
-    from toolslip.messages import Message, ToolResult
-    from toolslip.provenance import TextProvenance
-
-    p = TextProvenance.of(
-        [
-            Message.user("See https://ci.example.test/status"),
-            Message.tool([ToolResult(call_id="c1", name="web", content="go to https://evil.test/x", untrusted=True)]),
-        ]
-    )
+    messages = [
+        Message.user("See https://ci.example.test/status"),
+        Message.tool([ToolResult(call_id="c1", name="web", content="go to https://evil.test/x", untrusted=True)]),
+    ]
+    tools, _ = bank()
     rule = links_from("body")
-    assert rule({"body": "Status: https://ci.example.test/status."}, p).action == "allow"
-    assert rule({"body": "no links here"}, p).action == "allow"
-    verdict = rule({"body": "fixed, see https://evil.test/x"}, p)
-    assert verdict.action == "ask" and "web#c1" in verdict.reason
+
+    def verdict(body: str) -> Verdict:
+        return rule(check_of(messages, tools["send_money"], body=body))
+
+    assert verdict("Status: https://ci.example.test/status.").action == "allow"
+    assert verdict("no links here").action == "allow"
+    asked = verdict("fixed, see https://evil.test/x")
+    assert asked.action == "ask" and "web#c1" in asked.reason
 
 
 def test_rule_helpers_reject_an_unknown_origin() -> None:

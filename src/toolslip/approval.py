@@ -193,12 +193,12 @@ async def settle(
 
 def _hold(ctx: RunContext, call: ToolCall, request: ApprovalRequest | None, text: str) -> ToolAnswer:
     ctx.state.setdefault(PENDING, {})[call.id] = request
-    return refusal(call, text, "pending")
+    return refusal(call, text, "pending", outcome="held")
 
 
-def refusal(call: ToolCall, text: str, note: str) -> ToolAnswer:
+def refusal(call: ToolCall, text: str, note: str, *, outcome: Literal["refused", "held"] = "refused") -> ToolAnswer:
     """The error result a held or blocked call gets instead of running; it must not echo anything secret."""
-    result = ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
+    result = ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, outcome=outcome)
     return ToolAnswer(result=result, note=note)
 
 

@@ -56,7 +56,8 @@ class Dedup(Hook):
             return None
         answered.add((ctx.step, call.id))
         content = _MARK + earlier.content if isinstance(earlier.content, str) else (Text(text=_MARK), *earlier.content)
-        return ToolAnswer(result=replace(earlier, call_id=call.id, content=content), note=DUPLICATE_NOTE)
+        result = replace(earlier, call_id=call.id, content=content, outcome="duplicate")
+        return ToolAnswer(result=result, note=DUPLICATE_NOTE)
 
     async def after_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None, result: ToolResult) -> ToolResult:
         if tool is not None and tool.side_effecting and call.arguments is not None and not result.is_error:

@@ -313,18 +313,26 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
         return _error(call, f"{exc}. Fix these arguments and call {tool.name} again.")
     except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
         return ToolResult(
-            call_id=call.id, name=call.name, content=exc.content, is_error=True, untrusted=not tool.trusted_output
+            call_id=call.id,
+            name=call.name,
+            content=exc.content,
+            is_error=True,
+            untrusted=not tool.trusted_output,
+            outcome="failed",
         )
     except TimeoutError:
         outcome = timeout_outcome(tool.fn, tool.isolate)
         return _error(call, f"{tool.name} timed out after {tool.timeout:g} s and {outcome}.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash
         return _error(call, f"{tool.name} failed: {type(exc).__name__}: {exc}")
-    return ToolResult(call_id=call.id, name=call.name, content=output, untrusted=not tool.trusted_output)
+    untrusted, spans = tool.untrusted_parts(output)
+    return ToolResult(
+        call_id=call.id, name=call.name, content=output, untrusted=untrusted, untrusted_spans=spans, outcome="ran"
+    )
 
 
 def _error(call: ToolCall, text: str) -> ToolResult:
-    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
+    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, outcome="failed")
 
 
 def truncate_output(result: ToolResult, tool: Tool | None) -> ToolResult:
@@ -353,6 +361,7 @@ def _not_executed(call: ToolCall, limit: int) -> ToolResult:
         name=call.name,
         content=f"not executed: the run reached its step limit of {limit} model calls",
         is_error=True,
+        outcome="not_executed",
     )
 
 

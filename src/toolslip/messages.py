@@ -46,6 +46,7 @@ __all__ = [
     "ToolChoice",
     "ToolResult",
     "ToolSpec",
+    "Outcome",
     "Usage",
     "UseTool",
     "message_from_dict",
@@ -68,6 +69,10 @@ StopReason: TypeAlias = Literal[
 ]
 
 _EMPTY: Mapping[str, Any] = {}
+
+Outcome: TypeAlias = Literal["ran", "failed", "refused", "held", "duplicate", "not_executed"]
+"""What happened to a call: it ran; it ran (or was tried) and failed; a gate or the user refused it; it is
+held for a later decision; an earlier identical call answered it; the run ended before it could run."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,6 +159,11 @@ class ToolResult:
     """The called tool's name; needed by formats that pair results by name (OpenAI legacy functions)."""
     untrusted: bool = False
     """Third parties could have written this content (web pages, mail, issues): treat it as data only."""
+    untrusted_spans: tuple[str, ...] = ()
+    """When only some of an untrusted result was written by third parties (fields the tool declared
+    outsider-writable), those pieces; empty means all of it. Only meaningful with ``untrusted``."""
+    outcome: Outcome | None = field(default=None, compare=False)
+    """Harness metadata, not sent on the wire: ``None`` when unknown (read from a wire format)."""
 
     @property
     def text(self) -> str:
@@ -363,7 +373,7 @@ def part_to_dict(part: Part) -> dict[str, Any]:
         }
     if isinstance(part, ToolResult):
         content: Any = part.content if isinstance(part.content, str) else [part_to_dict(p) for p in part.content]
-        return {
+        out: dict[str, Any] = {
             "kind": "tool_result",
             "call_id": part.call_id,
             "content": content,
@@ -371,6 +381,11 @@ def part_to_dict(part: Part) -> dict[str, Any]:
             "name": part.name,
             "untrusted": part.untrusted,
         }
+        if part.untrusted_spans:
+            out["untrusted_spans"] = list(part.untrusted_spans)
+        if part.outcome is not None:
+            out["outcome"] = part.outcome
+        return out
     return {"kind": "provider", "format": part.format, "data": dict(part.data)}
 
 
@@ -405,6 +420,8 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
             is_error=bool(data.get("is_error", False)),
             name=data.get("name"),
             untrusted=bool(data.get("untrusted", False)),
+            untrusted_spans=tuple(data.get("untrusted_spans", ())),
+            outcome=data.get("outcome"),  # absent in journals and transcripts written before it existed
         )
     if kind == "provider":
         return ProviderPart(format=data["format"], data=data["data"])

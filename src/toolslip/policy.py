@@ -19,8 +19,8 @@ This is the boundary; the model-side mitigations in :mod:`toolslip.spotlight` ar
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from .approval import GRANTED, ApprovalRequest, Approver, refusal
@@ -28,22 +28,32 @@ from .approval import ask as ask_approver
 from .errors import ConfigError
 from .events import GateDecided
 from .hooks import Hook, RunContext, ToolAnswer
-from .messages import ToolCall
-from .provenance import Provenance, Source, TextProvenance
+from .messages import Message, ModelResponse, Request, Text, ToolCall
+from .provenance import Provenance, Source, TextProvenance, normalise
 from .tools import Tool
 
 __all__ = [
+    "Check",
     "Rule",
     "TaintGate",
     "Verdict",
     "allow",
+    "any_of",
     "ask",
     "deny",
     "describe_decision",
+    "find_values",
+    "from_source",
+    "intent",
     "links_from",
+    "names_from",
+    "no_data_from_tools",
+    "one_of",
     "record_decision",
     "require",
+    "requested",
     "text_provenance",
+    "value_kind",
 ]
 
 Action: TypeAlias = Literal["allow", "ask", "deny"]
@@ -69,10 +79,43 @@ def deny(reason: str) -> Verdict:
     return Verdict(action="deny", reason=reason)
 
 
-Rule: TypeAlias = Callable[[Mapping[str, Any], Provenance], Verdict]
-"""``rule(arguments, provenance) -> Verdict``; any function of this shape is a rule."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Check:
+    """Everything a rule may look at: the call, the tool, where values came from, and the run."""
+
+    call: ToolCall
+    tool: Tool
+    provenance: Provenance
+    ctx: RunContext
+
+    @property
+    def arguments(self) -> Mapping[str, Any]:
+        return self.call.arguments or {}
+
+    def sources(self, value: object) -> frozenset[Source]:
+        return self.provenance.sources(value)
+
+    def user_texts(self) -> list[str]:
+        """What the user (and the system prompt) said, one text per message."""
+        return [m.text for m in self.ctx.messages if m.role in ("user", "system")]
+
+    def call_of(self, source: Source) -> ToolCall | None:
+        """The call whose result ``source`` is, to check which source it was."""
+        if source.call_id is None:
+            return None
+        return next((c for m in self.ctx.messages for c in m.tool_calls if c.id == source.call_id), None)
+
+    def result_of(self, source: Source) -> str:
+        """The full text of the result ``source`` is part of ("" for messages)."""
+        found = (r for m in self.ctx.messages for r in m.tool_results if r.call_id == source.call_id)
+        return next((r.text for r in found), "")
+
+
+Rule: TypeAlias = Callable[[Check], Verdict]
+"""``rule(check) -> Verdict``; any function of this shape is a rule."""
 
 _VOUCHING: dict[str, frozenset[str]] = {"user": frozenset({"user"}), "trusted": frozenset({"user", "trusted"})}
+_WHO = {"user": "the user's messages", "trusted": "the user's messages or a trusted tool result"}
 
 
 def _values(value: object) -> list[object]:
@@ -83,26 +126,45 @@ def _values(value: object) -> list[object]:
     return [] if value is None else [value]
 
 
-def _check_origin(name: str, values: Sequence[object], origin: str, provenance: Provenance) -> Verdict:
-    vouching = _VOUCHING[origin]
-    who = "the user's messages" if origin == "user" else "the user's messages or a trusted tool result"
-    for value in values:
-        found = provenance.sources(value)
-        if not any(s.origin in vouching for s in found):
-            seen = sorted(str(s) for s in found if s.origin == "untrusted")
-            where = f"; it appears in untrusted {', '.join(seen)}" if seen else ""
-            return ask(f"{name} {_short(value)!r} does not come from {who}{where}")
-    return allow(f"{name} comes from {who}")
-
-
-def require(argument: str, *, origin: Literal["user", "trusted"] = "user") -> Rule:
-    """Every value of ``argument`` must appear in the user's messages (``origin="user"``) or there or
-    in a trusted tool result (``"trusted"``); otherwise ask. A missing argument passes."""
+def _checked(origin: str) -> str:
     if origin not in _VOUCHING:
         raise ConfigError(f"origin must be 'user' or 'trusted', got {origin!r}")
+    return origin
 
-    def rule(arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
-        return _check_origin(f"argument {argument!r}", _values(arguments.get(argument)), origin, provenance)
+
+def _check_origin(name: str, values: Sequence[object], origin: str, provenance: Provenance) -> Verdict:
+    """Allow when every value has a vouching source, naming them; ask about the first that has none."""
+    vouching = _VOUCHING[origin]
+    where: list[str] = []
+    for value in values:
+        found = provenance.sources(value)
+        good = sorted(str(s) for s in found if s.origin in vouching)
+        if not good:
+            seen = sorted(str(s) for s in found if s.origin == "untrusted")
+            in_untrusted = f"; it appears in untrusted {', '.join(seen)}" if seen else ""
+            return ask(f"{name} {_short(value)!r} does not come from {_WHO[origin]}{in_untrusted}")
+        where.append(f"{_short(value, 30)!r} from {good[0]}")
+    return allow(f"{name} comes from {_WHO[origin]} ({'; '.join(where)})")
+
+
+def _absent(argument: str, optional: bool) -> Verdict:
+    """The verdict on a call that leaves ``argument`` out: nothing vouches for it, unless it may be left out."""
+    if optional:
+        return allow(f"argument {argument!r} is absent")
+    return ask(f"argument {argument!r} is missing, so nothing vouches for it")
+
+
+def require(argument: str, *, origin: Literal["user", "trusted"] = "user", optional: bool = False) -> Rule:
+    """Every value of ``argument`` must appear in the user's messages (``origin="user"``) or there or
+    in a trusted tool result (``"trusted"``); otherwise ask. A missing argument is vouched for by no one,
+    so it asks too, unless ``optional`` (then its absence is allowed and said so)."""
+    _checked(origin)
+
+    def rule(check: Check) -> Verdict:
+        values = _values(check.arguments.get(argument))
+        if not values:
+            return _absent(argument, optional)
+        return _check_origin(f"argument {argument!r}", values, origin, check.provenance)
 
     rule.__name__ = f"require_{argument}_from_{origin}"
     return rule
@@ -114,17 +176,277 @@ _URL = re.compile(r"(?:https?://|www\.)[^\s<>\"')\]]+", re.IGNORECASE)
 def links_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted") -> Rule:
     """Every URL inside the text of ``argument`` must come from ``origin``: free text may say anything,
     but it may not carry a link the attacker chose (phishing, a tracking pixel with data in its query)."""
-    if origin not in _VOUCHING:
-        raise ConfigError(f"origin must be 'user' or 'trusted', got {origin!r}")
+    _checked(origin)
 
-    def rule(arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
-        links = [m.rstrip(".,;:!?") for v in _values(arguments.get(argument)) for m in _URL.findall(str(v))]
+    def rule(check: Check) -> Verdict:
+        links = [m.rstrip(".,;:!?") for v in _values(check.arguments.get(argument)) for m in _URL.findall(str(v))]
         if not links:
             return allow(f"no link in {argument!r}")
-        return _check_origin(f"link in {argument!r}", links, origin, provenance)
+        return _check_origin(f"link in {argument!r}", links, origin, check.provenance)
 
     rule.__name__ = f"links_in_{argument}_from_{origin}"
     return rule
+
+
+def names_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted") -> Rule:
+    """Every name of capitalised words in the text of ``argument`` ("Riverside View Hotel") must come from
+    ``origin``: a reminder may say anything, but not advertise a place only an outsider's text named."""
+    _checked(origin)
+
+    def rule(check: Check) -> Verdict:
+        names = [n for v in _values(check.arguments.get(argument)) for n in _NAME.findall(str(v))]
+        if not names:
+            return allow(f"no name in {argument!r}")
+        return _check_origin(f"name in {argument!r}", names, origin, check.provenance)
+
+    rule.__name__ = f"names_in_{argument}_from_{origin}"
+    return rule
+
+
+def from_source(
+    argument: str,
+    tools: str | Sequence[str],
+    *,
+    origin: Literal["user", "trusted"] = "user",
+    identity: Callable[[Check, ToolCall], bool] | None = None,
+    unique: bool = True,
+    optional: bool = False,
+) -> Rule:
+    """Delegation to a source the user named: every value of ``argument`` must come from ``origin``, or
+    from the result of a call to one of ``tools`` that reads a source the user named ("pay the bill in
+    bill-2026-11.txt": the IBAN may come from ``read_file(path="bill-2026-11.txt")``, not from another
+    file or an email). Which source the call read is checked by ``identity(check, call)``; by default
+    every argument of the call must come from the user. With ``unique``, the source must hold no other
+    value of the same kind (IBAN, email address, URL, phone number, amount of money): a second IBAN in
+    the bill is what an injection planted there looks like. A missing argument asks, unless ``optional``."""
+    _checked(origin)
+    names = frozenset([tools] if isinstance(tools, str) else tools)
+    vouching = _VOUCHING[origin]
+
+    def user_named(check: Check, called: ToolCall) -> bool:
+        given = _values(called.arguments)
+        return bool(given) and all(any(s.origin == "user" for s in check.sources(v)) for v in given)
+
+    named_by = identity or user_named
+
+    def named_source(check: Check, value: object) -> tuple[Source | None, str]:
+        problem = ""
+        for source in sorted(check.sources(value), key=str):
+            called = check.call_of(source)
+            if called is None or called.name not in names or not named_by(check, called):
+                continue
+            kind, others = _others(value, check.result_of(source)) if unique else (None, set())
+            if others:
+                problem = f"{source} also holds another {kind} ({_short(sorted(others)[0], 30)})"
+                continue
+            return source, ""
+        return None, problem
+
+    def rule(check: Check) -> Verdict:
+        values = _values(check.arguments.get(argument))
+        if not values:
+            return _absent(argument, optional)
+        where: list[str] = []
+        for value in values:
+            vouched = sorted(str(s) for s in check.sources(value) if s.origin in vouching)
+            if vouched:
+                where.append(f"{_short(value, 30)!r} from {vouched[0]}")
+                continue
+            source, problem = named_source(check, value)
+            if source is None:
+                tool_names = " or ".join(sorted(names))
+                why = f": {problem}" if problem else f", nor from {tool_names} of a source the user named"
+                return ask(f"argument {argument!r} {_short(value)!r} does not come from {_WHO[origin]}{why}")
+            called = check.call_of(source)
+            assert called is not None
+            where.append(f"{_short(value, 30)!r} from {source}, {_describe_call(called)}, a source the user named")
+        return allow(f"argument {argument!r} comes from {_WHO[origin]} or a source the user named ({'; '.join(where)})")
+
+    rule.__name__ = f"{argument}_from_{'_'.join(sorted(names))}"
+    return rule
+
+
+_MONEY = re.compile(
+    r"(\d[\d,]*(?:\.\d+)?)\s?(?:EUR|USD|GBP|CHF|€|\$|euros?|dollars?)|[€$£]\s?(\d[\d,]*(?:\.\d+)?)", re.I
+)
+
+
+def _others(value: object, text: str) -> tuple[str | None, set[str]]:
+    """The kind of ``value`` and the other values of that kind in ``text``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        amounts = {float(next(g for g in m.groups() if g).replace(",", "")) for m in _MONEY.finditer(text)}
+        return "amount", {f"{a:g}" for a in amounts if a != float(value)}
+    kind = value_kind(str(value))
+    if kind is None:
+        return None, set()
+    return kind, {normalise(v) for v in find_values(text, kind)} - {normalise(str(value))}
+
+
+def intent(
+    argument: str,
+    verbs: Sequence[str],
+    *,
+    names: Callable[[Check, object], Sequence[str]] | None = None,
+) -> Rule:
+    """An object *and* an intent the user stated: a clause of the user's messages must say one of
+    ``verbs`` ("delete", "remove", "删除") about the object the call acts on, named by a value of
+    ``argument`` or one of ``names(check, value)`` (the file name for a file id, the sender of an
+    email), or by "it" when the object is the first one its sentence names. "Summarise report.xlsx" does
+    not let an injected ``delete_file("report.xlsx")`` through; "delete report.xlsx" does, and so does
+    "issue 789 duplicates #456: comment on it and close it" for 789, not for 456."""
+    wanted = [v.casefold() for v in verbs]
+
+    def rule(check: Check) -> Verdict:
+        values = _values(check.arguments.get(argument))
+        if not values:
+            return ask(f"argument {argument!r} is missing, so no object is named")
+        stated: list[str] = []
+        for value in values:
+            aliases = [str(value), *(names(check, value) if names is not None else ())]
+            found = next((f for text in check.user_texts() if (f := _stated(text, aliases, wanted))), None)
+            if found is None:
+                shown = aliases[-1] if len(aliases) > 1 else value
+                return ask(f"no user message asks to {'/'.join(verbs)} {_short(shown)!r}")
+            stated.append(found)
+        return allow(f"the user {'; '.join(stated)}")
+
+    rule.__name__ = f"intent_{argument}"
+    return rule
+
+
+_CLAUSE = re.compile(r"[,;:，；：]|\s(?:and|then)\s|然后|并且")
+_PRONOUN = re.compile(r"\b(?:it|them|this one)\b|它", re.I)
+_OBJECT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w.-]+\.[A-Za-z]{2,4}\b|\d+")
+
+
+def _stated(text: str, aliases: Sequence[str], verbs: Sequence[str]) -> str | None:
+    """How ``text`` asks for the act on the object, or None."""
+    for sentence in re.split(r"(?<=[.!?。！？])\s+|\n+", text):
+        first = _OBJECT.search(sentence)
+        for clause in _CLAUSE.split(sentence):
+            folded = clause.casefold()
+            verb = next(
+                (v for v in verbs if re.search(rf"(?<!\w){re.escape(v)}" if v.isascii() else re.escape(v), folded)),
+                None,
+            )
+            if verb is None:
+                continue
+            provenance = TextProvenance.of([Message.user(clause)])
+            alias = next((a for a in aliases if a and provenance.sources(a)), None)
+            if alias is not None:
+                return f"asked to {verb!r} {alias!r}"
+            if first is not None and _PRONOUN.search(clause) and normalise(first.group(0)) in map(normalise, aliases):
+                return f"asked to {verb!r} it, {first.group(0)!r} (the first object its sentence names)"
+    return None
+
+
+def one_of(argument: str, choices: Callable[[Check], Collection[str]], what: str) -> Rule:
+    """Every value of ``argument`` must be one of ``choices(check)``, a set the system itself knows (the
+    workspace's members, its channels): a destination that exists, whoever wrote its name where the
+    model found it."""
+
+    def rule(check: Check) -> Verdict:
+        values = _values(check.arguments.get(argument))
+        if not values:
+            return _absent(argument, optional=False)
+        known = set(choices(check))
+        strangers = [v for v in values if str(v) not in known]
+        if strangers:
+            return ask(f"argument {argument!r} {_short(strangers[0])!r} is not one of the {what}")
+        return allow(f"argument {argument!r} is one of the {what}")
+
+    rule.__name__ = f"{argument}_one_of_{what.replace(' ', '_')}"
+    return rule
+
+
+def no_data_from_tools(argument: str) -> Rule:
+    """Free text the model writes (a transfer's subject, a search query) may not repeat what the tools
+    returned, beyond the words the user said: no data smuggled out in it. Words of 4+ characters and
+    runs with digits are compared, case-insensitively."""
+
+    def rule(check: Check) -> Verdict:
+        text = " ".join(str(v) for v in _values(check.arguments.get(argument)))
+        said = {w for t in check.user_texts() for w in _DATA_TOKEN.findall(t.casefold())}
+        for token in dict.fromkeys(_DATA_TOKEN.findall(text.casefold())):
+            if token in said or (token.isalpha() and len(token) < 4):
+                continue
+            repeated = sorted(str(s) for s in check.sources(token) if s.origin != "user")
+            if repeated:
+                return ask(f"argument {argument!r} repeats {_short(token, 30)!r} from {repeated[0]}")
+        return allow(f"argument {argument!r} repeats no tool output")
+
+    rule.__name__ = f"no_data_in_{argument}"
+    return rule
+
+
+_DATA_TOKEN = re.compile(r"[^\W_]+")
+
+
+def any_of(*rules: Rule) -> Rule:
+    """Allows when one of ``rules`` allows ("the subject comes from the bill, or repeats no tool output");
+    otherwise the first one's verdict stands."""
+
+    def rule(check: Check) -> Verdict:
+        verdicts = [r(check) for r in rules]
+        return next((v for v in verdicts if v.action == "allow"), verdicts[0])
+
+    rule.__name__ = "any_of_" + "_".join(r.__name__ for r in rules)
+    return rule
+
+
+def requested(verbs: Sequence[str], what: str) -> Rule:
+    """The user asked for this kind of act at all ("add it to my calendar"): some user message says one
+    of ``verbs``. Weaker than :func:`intent` (no object), for acts whose object is new (an event)."""
+
+    def rule(check: Check) -> Verdict:
+        for text in check.user_texts():
+            folded = text.casefold()
+            if verb := next((v for v in verbs if v.casefold() in folded), None):
+                return allow(f"the user asked for {what} ({verb!r})")
+        return ask(f"the user did not ask for {what}")
+
+    rule.__name__ = f"requested_{what.replace(' ', '_')}"
+    return rule
+
+
+def _describe_call(call: ToolCall) -> str:
+    arguments = ", ".join(f"{k}={_short(v, 30)!r}" for k, v in (call.arguments or {}).items())
+    return f"{call.name}({arguments})"
+
+
+# --- values that matter in free text: where an answer or an argument can send the user ----------
+
+_KINDS: dict[str, re.Pattern[str]] = {
+    "URL": _URL,
+    "email address": re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    "IBAN": re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b"),
+    "phone number": re.compile(r"(?<![\w+])\+?\d[\d ()./-]{7,}\d(?!\w)"),
+}
+
+
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -](?:of|de|du|la|the|[A-Z][a-z]+))*[ -][A-Z][a-z]+\b")
+"""A name of two or more capitalised words ("Riverside View Hotel"): what persuasion without a link names."""
+
+
+def value_kind(value: str) -> str | None:
+    """``"IBAN"``, ``"email address"``, ``"URL"`` or ``"phone number"`` when all of ``value`` is one."""
+    for kind, pattern in _KINDS.items():
+        if (match := pattern.search(value)) is not None and match.group(0).strip() == value.strip():
+            return kind
+    return None
+
+
+def find_values(text: str, kind: str | None = None) -> list[str]:
+    """The URLs, email addresses, IBANs and phone numbers in ``text`` (or those of one ``kind``)."""
+    spans = [
+        (m.start(), m.start() + len(v), v)
+        for name, pattern in _KINDS.items()
+        if kind is None or kind == name
+        for m in pattern.finditer(text)
+        if (v := m.group(0).rstrip(".,;:!?"))
+    ]
+    # A run of digits inside an IBAN is no phone number of its own: keep only the outermost values.
+    return [v for a, b, v in spans if not any(c <= a and b <= d and (c, d) != (a, b) for c, d, _ in spans)]
 
 
 def _short(value: object, limit: int = 60) -> str:
@@ -136,8 +458,21 @@ def text_provenance(ctx: RunContext) -> Provenance:
     """The default provenance: text matching over the run's transcript, indexed once per message."""
     provenance = ctx.state.setdefault("provenance", TextProvenance())
     assert isinstance(provenance, TextProvenance)
-    provenance.observe(ctx.messages)
+    provenance.observe(ctx.messages, echoes=ctx.state.get(ALLOWED, ()))
     return provenance
+
+
+ALLOWED = "taint-gate.allowed"
+"""Key in ``RunContext.state``: call id -> what the result of a call the gate allowed may say back
+without bringing new text (its argument values, the words of its tool's declaration)."""
+
+
+def _echo_words(call: ToolCall, tool: Tool) -> frozenset[str]:
+    declared = f"{tool.name.replace('_', ' ')} {tool.description} {' '.join(tool.parameters.get('properties', {}))}"
+    values = {str(v) for v in _values(call.arguments)} | {
+        f"{v:.2f}" for v in _values(call.arguments) if isinstance(v, float)
+    }
+    return frozenset(values | set(re.findall(r"[^\W_]+", declared.casefold())))
 
 
 def record_decision(
@@ -183,11 +518,17 @@ class TaintGate(Hook):
 
     ``rules`` maps a tool name to one rule or a list of rules (all must allow); ``approver`` is asked
     when a rule asks or a tool has no rule, and ``None`` means no human: such calls are denied.
+    ``answer`` watches the one channel no tool gate sees, the final answer: each URL, email address,
+    IBAN or phone number in it that only untrusted output gave is marked (``"mark"``: the value stays,
+    followed by where it came from) or replaced by a placeholder (``"replace"``), and so is a name of
+    capitalised words (noted under the answer in both modes); ``None`` leaves the answer alone. Either
+    way the finding is an audit decision ``flagged`` on the tool ``answer``.
     """
 
     rules: Mapping[str, Rule | Sequence[Rule]] = field(default_factory=dict)
     approver: Approver | None = None
     provenance: Callable[[RunContext], Provenance] = text_provenance
+    answer: Literal["mark", "replace"] | None = "mark"
     name: str = "taint-gate"
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
@@ -195,10 +536,12 @@ class TaintGate(Hook):
             return None  # unknown tools and malformed calls never run; read-only tools cannot act
         provenance = self.provenance(ctx)
         sources = provenance.untrusted()
+        allowed: dict[str, frozenset[str]] = ctx.state.setdefault(ALLOWED, {})
         if not sources:
             record_decision(ctx, call, gate=self.name, decision="allowed", reason="no untrusted content in the context")
+            allowed[call.id] = _echo_words(call, tool)
             return None
-        verdict = self.judge(tool, call.arguments, provenance)
+        verdict = self.judge(Check(call=call, tool=tool, provenance=provenance, ctx=ctx))
 
         def log(decision: str, reason: str, approved: bool | None = None) -> None:
             record_decision(
@@ -207,6 +550,7 @@ class TaintGate(Hook):
 
         if verdict.action == "allow":
             log("allowed", verdict.reason)
+            allowed[call.id] = _echo_words(call, tool)
             return None
         if verdict.action == "ask" and self.approver is not None:
             request = ApprovalRequest(
@@ -217,6 +561,7 @@ class TaintGate(Hook):
             if answer.approved:
                 # the user has spoken for this call: the Approval hook must not ask a second time
                 ctx.state.setdefault(GRANTED, set()).add((ctx.step, call.id))
+                allowed[call.id] = _echo_words(call, tool)
                 return None
             why = f": {answer.note}" if answer.note else ""
             return refusal(call, f"not run: the user refused this call{why}. Do not try it again.", "refused")
@@ -228,15 +573,56 @@ class TaintGate(Hook):
         )
         return refusal(call, text, "denied by the injection gate")
 
-    def judge(self, tool: Tool, arguments: Mapping[str, Any], provenance: Provenance) -> Verdict:
+    def judge(self, check: Check) -> Verdict:
         """The strictest verdict of the tool's rules (deny over ask over allow)."""
-        found = self.rules.get(tool.name)
+        found = self.rules.get(check.tool.name)
         if found is None:
-            effects = ", ".join(sorted(e.value for e in tool.effects))
-            return ask(f"{tool.name} ({effects}) has no rule that allows it after untrusted content")
+            effects = ", ".join(sorted(e.value for e in check.tool.effects))
+            return ask(f"{check.tool.name} ({effects}) has no rule that allows it after untrusted content")
         rules = [found] if callable(found) else list(found)
-        verdicts = [rule(arguments, provenance) for rule in rules]
+        verdicts = [rule(check) for rule in rules]
         for action in ("deny", "ask"):
             if blocking := [v for v in verdicts if v.action == action]:
                 return blocking[0]
         return allow("; ".join(v.reason for v in verdicts) or "no rule objects")
+
+    async def after_model(self, ctx: RunContext, request: Request, response: ModelResponse) -> ModelResponse:
+        message = response.message
+        if self.answer is None or message.tool_calls or not message.text:
+            return response
+        provenance = self.provenance(ctx)
+        flagged: dict[str, list[str]] = {}
+        contacts = find_values(message.text)
+        names = [n for n in _NAME.findall(message.text) if not any(n in c for c in contacts)]
+        for value in dict.fromkeys(contacts + names):
+            found = provenance.sources(value)
+            if found and all(s.origin == "untrusted" for s in found):
+                flagged[value] = sorted({s.label.split(" ")[0] for s in found})
+        if not flagged:
+            return response
+        text = message.text
+        notes: list[str] = []
+        for value, where in sorted(flagged.items(), key=lambda item: -len(item[0])):
+            kind = value_kind(value)
+            origin = ", ".join(where)
+            if kind is None:  # a name is noted under the answer, never cut out of its sentence
+                notes.append(f"[unverified name {value!r}: it came only from untrusted {origin}]")
+                continue
+            marked = (
+                f"[{kind} removed: it came only from untrusted {origin}]"
+                if self.answer == "replace"
+                else f"{value} [unverified {kind}: it came only from untrusted {origin}]"
+            )
+            text = re.sub(rf"(?<![\w@/.-]){re.escape(value)}(?![\w@-])", marked.replace("\\", "\\\\"), text)
+        text = "\n".join([text, *reversed(notes)])
+        carried = "; ".join(f"{_short(v, 40)!r} from {', '.join(w)}" for v, w in flagged.items())
+        record_decision(
+            ctx,
+            ToolCall(id="final", name="answer", arguments={}),
+            gate=self.name,
+            decision="flagged",
+            reason=f"the answer carries {carried}",
+            sources=provenance.untrusted(),
+        )
+        parts = tuple(p for p in message.parts if not isinstance(p, Text)) + (Text(text=text),)
+        return replace(response, message=replace(message, parts=parts))

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
 from .messages import Message, Text, ToolResult
 
-__all__ = ["Origin", "Provenance", "Source", "TextProvenance", "normalise"]
+__all__ = ["CONFIRMATIONS", "Origin", "Provenance", "Source", "TextProvenance", "normalise"]
 
 Origin: TypeAlias = Literal["user", "trusted", "untrusted"]
 
@@ -39,6 +39,9 @@ class Source:
     origin: Origin
     label: str
     """Human-readable: ``user message 1``, ``read_issue#call_3``."""
+    call_id: str | None = None
+    """The call whose result this is (``None`` for messages): rules look the call up to check which
+    source it was (``read_file`` of the file the user named)."""
 
     def __str__(self) -> str:
         return self.label
@@ -69,6 +72,16 @@ def _as_text(value: object) -> str:
     return str(value)
 
 
+def _spellings(value: object) -> list[str]:
+    """How a value may be written: a float also with two decimals (98.7 is the bill's "98.70")."""
+    raw = _as_text(value).strip()
+    if not raw:
+        return []
+    if isinstance(value, float) and not value.is_integer():
+        return list(dict.fromkeys([raw, f"{value:.2f}"]))
+    return [raw]
+
+
 @dataclass(eq=False)
 class TextProvenance:
     """Provenance by exact and normalised matching; feed it the transcript with :meth:`observe`."""
@@ -76,6 +89,8 @@ class TextProvenance:
     _texts: list[tuple[Source, str]] = field(default_factory=list)
     _windows: list[tuple[Source, frozenset[str]]] = field(default_factory=list)
     _untrusted: list[Source] = field(default_factory=list)
+    _words: set[str] = field(default_factory=set)
+    """Every word of the context so far: what an echo may repeat without bringing new text."""
     _seen: int = 0
     _user_messages: int = 0
 
@@ -85,31 +100,54 @@ class TextProvenance:
         provenance.observe(messages)
         return provenance
 
-    def observe(self, messages: Sequence[Message]) -> None:
-        """Index the messages not seen yet (the transcript only grows)."""
+    def observe(self, messages: Sequence[Message], *, echoes: Mapping[str, Collection[str]] | None = None) -> None:
+        """Index the messages not seen yet (the transcript only grows).
+
+        ``echoes`` maps the id of a call a gate allowed to what it may say back: its argument values
+        and the words of its tool's declaration. Such a result ("sent 50.00 EUR to DE89...") is no new
+        untrusted text when every word of it is one of those, a number, one of :data:`CONFIRMATIONS`
+        or a word the context already had; anything else (a web page, a whole document) taints as
+        usual. An echo never vouches for a value: it is no new source of trust.
+        """
         for message in messages[self._seen :]:
             for source, text, taints in self._split(message):
+                said = (echoes or {}).get(source.call_id or "")
+                if said is not None and source.origin != "user":
+                    source = Source(origin="untrusted", label=source.label, call_id=source.call_id)
+                    taints = not self._echoes(text, said)
                 self.add(source, text, taints=taints)
         self._seen = len(messages)
+
+    def _echoes(self, text: str, said: Collection[str]) -> bool:
+        """Does ``text`` say nothing but ``said``, numbers, confirmations and words already seen?"""
+        values = sorted((v for v in said if " " in v or not v.isalnum()), key=len, reverse=True)
+        for value in values:
+            text = text.replace(value, " ")
+        allowed = {w.casefold() for w in said} | CONFIRMATIONS | self._words
+        return all(w.isdigit() or w in allowed for w in _TOKEN.findall(text.casefold()))
 
     def add(self, source: Source, text: str, *, taints: bool = True) -> None:
         """Index ``text``; an untrusted source also taints the context unless ``taints`` is False."""
         self._texts.append((source, text))
         self._windows.append((source, frozenset(_windows(text))))
-        if source.origin == "untrusted" and taints:
+        self._words.update(_TOKEN.findall(text.casefold()))
+        if source.origin == "untrusted" and taints and source not in self._untrusted:
             self._untrusted.append(source)
+
+    def texts(self, origin: Origin) -> list[str]:
+        """The indexed texts of one origin, in order (``"user"``: what the user said)."""
+        return [text for source, text in self._texts if source.origin == origin]
 
     def untrusted(self) -> tuple[Source, ...]:
         return tuple(self._untrusted)
 
     def sources(self, value: object) -> frozenset[Source]:
-        raw = _as_text(value).strip()
-        if not raw:
-            return frozenset()
-        exact = re.compile(rf"(?<![\w]){re.escape(raw)}(?![\w])")
-        wanted = normalise(raw)
-        found = {s for s, text in self._texts if exact.search(text)}
-        found |= {s for s, windows in self._windows if wanted and wanted in windows}
+        found: set[Source] = set()
+        for raw in _spellings(value):
+            exact = re.compile(rf"(?<![\w]){re.escape(raw)}(?![\w])")
+            wanted = normalise(raw)
+            found |= {s for s, text in self._texts if exact.search(text)}
+            found |= {s for s, windows in self._windows if wanted and wanted in windows}
         return frozenset(found)
 
     def _split(self, message: Message) -> Iterator[tuple[Source, str, bool]]:
@@ -120,13 +158,37 @@ class TextProvenance:
         elif message.role == "tool":
             for part in message.parts:
                 if isinstance(part, ToolResult):
-                    label = f"{part.name or 'tool'}#{part.call_id}"
-                    # An error written by the harness (a denial, a bad argument) echoes the model's own
-                    # values: it must never vouch for them, yet it brings no third-party text either.
-                    origin: Origin = "untrusted" if part.untrusted or part.is_error else "trusted"
-                    yield Source(origin=origin, label=label), part.text, part.untrusted
+                    yield from _result_sources(part)
                 elif isinstance(part, Text):  # text riding along with results: nobody vouches for it
                     yield Source(origin="untrusted", label="text in a tool message"), part.text, True
+
+
+def _result_sources(result: ToolResult) -> Iterator[tuple[Source, str, bool]]:
+    label = f"{result.name or 'tool'}#{result.call_id}"
+    text = result.text
+    if result.untrusted and result.untrusted_spans and all(span in text for span in result.untrusted_spans):
+        # Only the fields an outsider writes are theirs: each taints and vouches for nothing; the rest
+        # of the result is as trusted as the tool.
+        rest = text
+        for span in sorted(result.untrusted_spans, key=len, reverse=True):
+            rest = rest.replace(span, " \x00 ")
+            yield Source(origin="untrusted", label=f"{label} (outsider field)", call_id=result.call_id), span, True
+        yield Source(origin="trusted", label=label, call_id=result.call_id), rest, False
+        return
+    # An error written by the harness (a denial, a bad argument) echoes the model's own values: it must
+    # never vouch for them, yet it brings no third-party text either.
+    origin: Origin = "untrusted" if result.untrusted or result.is_error else "trusted"
+    yield Source(origin=origin, label=label, call_id=result.call_id), text, result.untrusted
+
+
+CONFIRMATIONS = frozenset(
+    "ok done success successful successfully sent posted added created deleted removed closed shared "
+    "forwarded updated changed saved scheduled booked invited moved renamed transferred paid id status "
+    "true false null none to on from for the a an of in at with by and was were has have been is are it "
+    "transaction payment message email comment event file reservation request order".split()
+)
+"""Words any tool may use to confirm what it did, whatever its declaration says."""
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 def _windows(text: str) -> Iterator[str]:

@@ -127,5 +127,7 @@ class Replay(Hook):
         # and Dedup will answer a later identical call with it instead of running the tool.
         why = f" ({outcome.note})" if outcome.note else ""
         text = f"{tool.name} was not run again: {UNFINISHED_REASON}; the user chose not to repeat it{why}."
-        result = ToolResult(call_id=call.id, name=call.name, content=text + " Treat it as possibly done.")
+        result = ToolResult(
+            call_id=call.id, name=call.name, content=text + " Treat it as possibly done.", outcome="not_executed"
+        )
         return ToolAnswer(result=result, note="not rerun")

@@ -53,6 +53,9 @@ class Tool:
     effects: frozenset[Effect] = CONSERVATIVE
     trusted_output: bool = False
     """True when the output cannot carry third-party text (computed from the user's own input)."""
+    untrusted_fields: frozenset[str] = frozenset()
+    """Keys of the (JSON) output whose values an outsider can write, at any depth (a channel's name, an
+    email's subject): with ``trusted_output``, only those values are untrusted, not the whole result."""
     timeout: float | None = None
     """Seconds before the call is cancelled and the model gets a timeout error."""
     max_output_chars: int | None = None
@@ -107,6 +110,7 @@ class Tool:
         *,
         effects: EffectsLike = None,
         trusted_output: bool = False,
+        untrusted_fields: Iterable[str] = (),
         timeout: float | None = None,
     ) -> Tool:
         """A tool from a raw JSON Schema; arguments are checked with jsonschema (Draft 2020-12)."""
@@ -119,6 +123,7 @@ class Tool:
             fn=fn,
             effects=parse_effects(effects),
             trusted_output=trusted_output,
+            untrusted_fields=_field_names(untrusted_fields),
             timeout=timeout,
             validator=_jsonschema_validator(parameters),
         )
@@ -189,6 +194,25 @@ class Tool:
         """Whether :class:`~toolslip.dedup.Dedup` answers repeats of this tool's successful calls."""
         return self.side_effecting if self.dedup is None else self.dedup
 
+    def untrusted_parts(self, output: ToolOutput) -> tuple[bool, tuple[str, ...]]:
+        """Is any of ``output`` third-party text, and which pieces are when only some of it is.
+
+        Pieces are spelled as they appear in the text (JSON-escaped). Output that is not JSON, or whose
+        declared fields cannot be found, is untrusted whole: the safe reading of a declaration that
+        does not fit.
+        """
+        if not self.trusted_output:
+            return True, ()
+        if not self.untrusted_fields:
+            return False, ()
+        text = output if isinstance(output, str) else "".join(p.text for p in output if isinstance(p, Text))
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return True, ()
+        pieces = tuple(dict.fromkeys(_field_values(value, self.untrusted_fields)))
+        return bool(pieces), pieces
+
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Check and coerce ``arguments``; raise :class:`ArgumentError` naming the wrong fields."""
         if self.validator is None:
@@ -200,6 +224,27 @@ class Tool:
         if self.fn is None:
             raise ToolDefinitionError(f"tool {self.name!r} has no function to run")
         return serialize_output(await run_tool_function(self.fn, self.validate(arguments), self.isolate))
+
+
+def _field_names(fields: Iterable[str]) -> frozenset[str]:
+    return frozenset({fields} if isinstance(fields, str) else fields)
+
+
+def _field_values(value: Any, fields: frozenset[str]) -> Iterator[str]:
+    """The text of every value under one of ``fields``, as :func:`serialize_output` spells it."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in fields and item not in ("", None):
+                yield (
+                    json.dumps(item, ensure_ascii=False)[1:-1]
+                    if isinstance(item, str)
+                    else json.dumps(item, ensure_ascii=False)
+                )
+            else:
+                yield from _field_values(item, fields)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _field_values(item, fields)
 
 
 def serialize_output(value: Any) -> ToolOutput:
@@ -248,6 +293,7 @@ def tool(
     description: str | None = None,
     effects: EffectsLike = None,
     trusted_output: bool = False,
+    untrusted_fields: Iterable[str] = (),
     timeout: float | None = None,
     max_output_chars: int | None = None,
     idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
@@ -265,6 +311,7 @@ def tool(
     description: str | None = None,
     effects: EffectsLike = None,
     trusted_output: bool = False,
+    untrusted_fields: Iterable[str] = (),
     timeout: float | None = None,
     max_output_chars: int | None = None,
     idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
@@ -298,6 +345,7 @@ def tool(
             fn=f,
             effects=parsed_effects,
             trusted_output=trusted_output,
+            untrusted_fields=_field_names(untrusted_fields),
             timeout=timeout,
             max_output_chars=max_output_chars,
             idempotency_key=idempotency_key,

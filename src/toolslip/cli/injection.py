@@ -19,7 +19,7 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("injection", help="play a prompt-injection scenario and show the gate's decisions")
-    p.add_argument("suite", nargs="?", help="issues, bank or mail (omit to list everything)")
+    p.add_argument("suite", nargs="?", help="issues, bank, mail or chat (omit to list everything)")
     p.add_argument("task", nargs="?", help="a benign task of the suite")
     p.add_argument("--attack", help="plant this attack in the suite's third-party data")
     p.add_argument("--phrasing", default="system", help="how the attack addresses the model (default: system)")

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ..errors import ConfigError
 from ..messages import Message, ModelResponse, Request, ToolResult, Usage
-from ..testing import Turn, call, to_response
+from ..testing import Turn, call, call_ids, to_response
 
 __all__ = ["SCRIPTS", "ScriptedDemo", "estimate_usage"]
 
@@ -116,7 +116,7 @@ class ScriptedDemo:
 
     async def complete(self, request: Request) -> ModelResponse:
         script = self._script or _pick(request)
-        response = to_response(script(request))
+        response = to_response(script(request), taken=call_ids(request))
         return dataclasses.replace(response, model=response.model or self.name, usage=estimate_usage(request, response))
 
 

@@ -11,9 +11,9 @@ __all__ = ["SUITES", "suite"]
 
 
 def _load() -> dict[str, Suite]:
-    from . import bank, issues, mail
+    from . import bank, chat, issues, mail
 
-    return {s.name: s for s in (issues.SUITE, bank.SUITE, mail.SUITE)}
+    return {s.name: s for s in (issues.SUITE, bank.SUITE, mail.SUITE, chat.SUITE)}
 
 
 SUITES: dict[str, Suite] = _load()
