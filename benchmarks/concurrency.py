@@ -1,15 +1,18 @@
 """200 concurrent 5-step runs against a fake server that takes 50 ms per answer.
 
-Each implementation runs in a fresh process: one warm-up wave (it opens the connections), then the
-measured wave. Printed per implementation (median over rounds [min-max]):
+Each implementation runs in a fresh process: one run first (imports, the first connection), then two
+waves of concurrent runs. The first wave is *cold*: it opens the other connections and fills whatever the
+implementation caches; the second is *warm*. Printed per implementation (median over rounds [min-max]):
 
-* runs/s: 200 / wall time of the wave; p50 / p99: wall time of one run inside the wave;
-* CPU ms/run: client CPU of the wave / 200; runs/s per core = 1000 / CPU ms per run, a capacity bound
-  that does not depend on how busy the shared machine was (issue 2 target: >= 150);
-* KB/run: (peak RSS during the wave - RSS just before it) / 200, sampled every 5 ms (target < 80 KB).
-  ``KB/run cold`` counts from before the first wave, so it includes opening 200 connections.
+* runs/s: runs / wall time of the warm wave; p50 / p99: wall time of one run inside it;
+* CPU ms/run: client CPU of the warm wave / runs; runs/s per core = 1000 / CPU ms per run, a capacity
+  bound that does not depend on how busy the shared machine was;
+* KB/run cold and warm: (peak RSS during the wave - RSS just before it) / runs, sampled every 5 ms;
+* KB kept: RSS after both waves and a garbage collection, minus RSS before the cold wave: what outlives
+  the runs (pooled connections, caches). For toolslip the rows also say how many wire encodings its memos
+  still hold then (they hold messages weakly, so a finished run's should all be gone).
 
-Usage: ``python benchmarks/concurrency.py [--rounds 3] [--runs 200] [--steps 5] [--latency 0.05]``
+Usage: ``python benchmarks/concurrency.py [--rounds 5] [--runs 200] [--steps 5] [--latency 0.05]``
 """
 
 from __future__ import annotations
@@ -23,9 +26,12 @@ import threading
 import time
 from typing import Any
 
-from _common import IMPLS, add_child_options, check, fake_server, run_child, spread
+from _common import IMPLS, add_child_options, check, fake_server, machine_load, run_child, spread
 
-DEFAULT_IMPLS = "toolslip_openai,toolslip_anthropic,raw_aiohttp_json,sdk_openai,sdk_anthropic"
+DEFAULT_IMPLS = (
+    "toolslip_openai_inline,toolslip_openai_def,toolslip_anthropic_inline,hand_aiohttp_orjson_def,"
+    "sdk_openai,sdk_anthropic"
+)
 
 
 def rss_kb() -> int:
@@ -71,24 +77,38 @@ async def wave(run: Any, runs: int, steps: int) -> dict[str, Any]:
         "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
         "cpu_ms_per_run": cpu * 1000 / runs,
         "kb_per_run": (peak - before) / runs,
-        "rss_before_kb": before,
     }
+
+
+def memo_entries() -> int | None:
+    """Wire encodings toolslip's memos hold (None when toolslip is not loaded in this process)."""
+    import sys
+
+    if "toolslip.formats._chat_messages" not in sys.modules:
+        return None
+    from toolslip.formats import anthropic, openai_chat
+    from toolslip.formats._anthropic_blocks import _encoded as anthropic_memo
+    from toolslip.formats._chat_messages import _encoded as chat_memo
+
+    tools = openai_chat._tools.entries() + anthropic._tools.entries()
+    return chat_memo.entries() + anthropic_memo.entries() + tools
 
 
 async def child(impl: str, base: str, runs: int, steps: int) -> dict[str, Any]:
     run = await IMPLS[impl](base)
-    await run(steps)  # imports and first connection outside the waves
+    await run(steps)  # imports and the first connection, outside the waves
     gc.collect()
-    start_rss = rss_kb()
+    start = rss_kb()
+    cold = await wave(run, runs, steps)
     warm = await wave(run, runs, steps)
-    measured = await wave(run, runs, steps)
-    measured["kb_per_run_cold"] = (max(warm["rss_before_kb"] + warm["kb_per_run"] * runs, start_rss) - start_rss) / runs
-    return {"impl": impl, **measured}
+    gc.collect()
+    kept = rss_kb() - start
+    return {"impl": impl, **warm, "kb_per_run_cold": cold["kb_per_run"], "kb_kept": kept, "memo": memo_entries()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--latency", type=float, default=0.05)
@@ -99,26 +119,31 @@ def main() -> None:
         print(json.dumps(asyncio.run(child(args.child, args.base, args.runs, args.steps))))
         return
     impls = args.impls.split(",")
+    print(f"before: {machine_load()}")
     rows: list[dict[str, Any]] = []
     with fake_server(latency=args.latency) as base:
         for number in range(args.rounds):
             for impl in random.sample(impls, len(impls)):
                 rows.append(run_child(__file__, impl, base, runs=args.runs, steps=args.steps))
             print(f"round {number + 1}/{args.rounds} done", flush=True)
+    print(f"after: {machine_load()}")
     ideal = (args.steps + 1) * args.latency * 1000
     print(
         f"\n{args.runs} concurrent runs of {args.steps} tool steps ({args.steps + 1} requests), server latency "
         f"{args.latency * 1000:.0f} ms (ideal run time {ideal:.0f} ms); median over {args.rounds} rounds [min-max]"
     )
-    columns = ["runs_per_s", "p50_ms", "p99_ms", "cpu_ms_per_run", "kb_per_run", "kb_per_run_cold"]
-    print(f"{'impl':<20}" + "".join(f" {c:>25}" for c in [*columns[:4], "runs/s per core", *columns[4:]]))
+    columns = ["runs_per_s", "p50_ms", "p99_ms", "cpu_ms_per_run"]
+    memory = ["kb_per_run_cold", "kb_per_run", "kb_kept"]
+    titles = [*columns, "runs/s per core", "KB/run cold", "KB/run warm", "KB kept", "memo entries"]
+    print(f"{'impl':<26}" + "".join(f" {t:>22}" for t in titles))
     for impl in impls:
         mine = [r for r in rows if r["impl"] == impl]
-        cells = [spread([r[column] for r in mine], "{:,.1f}") for column in columns[:4]]
+        cells = [spread([r[column] for r in mine], "{:,.1f}") for column in columns]
         cells.append(spread([1000 / r["cpu_ms_per_run"] for r in mine]))
-        cells += [spread([r[column] for r in mine], "{:,.1f}") for column in columns[4:]]
-        print(f"{impl:<20}" + "".join(f" {c:>25}" for c in cells))
-    print("targets: runs/s per core >= 150, KB/run < 80 (toolslip rows)")
+        cells += [spread([r[column] for r in mine], "{:,.1f}") for column in memory]
+        memos = [r["memo"] for r in mine if r["memo"] is not None]
+        cells.append(spread(memos) if memos else "-")
+        print(f"{impl:<26}" + "".join(f" {c:>22}" for c in cells))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,25 @@
-"""The per-message memo of the wire formats: same bytes as a fresh encoding, bounded, identity-keyed."""
+"""The wire formats' encoding memos: same bytes as a fresh encoding, identity-keyed, gone with their messages."""
 
 from __future__ import annotations
 
+import gc
+from dataclasses import replace
+
 from toolslip import Message, Request, ToolResult
 from toolslip.formats import anthropic, openai_chat
-from toolslip.formats._memo import MessageMemo
+from toolslip.formats._memo import HistoryMemo, MessageMemo
 from toolslip.testing import call
 
 
-def test_a_growing_history_encodes_like_a_fresh_one() -> None:
+def _history() -> list[Message]:
     fx = call("fx", amount=320, currency="USD")
     history = [Message.system("be exact"), Message.user("320 USD?"), Message.assistant(calls=[fx])]
     history.append(Message.tool([ToolResult(call_id=fx.id, content="320 USD = 2297.6 CNY")]))
+    return history
+
+
+def test_a_growing_history_encodes_like_a_fresh_one() -> None:
+    history = _history()
     for wire in (openai_chat, anthropic):
         first = wire.request_to_wire(Request(model="m", messages=tuple(history[:3])))
         again = wire.request_to_wire(Request(model="m", messages=tuple(history)))
@@ -21,18 +29,67 @@ def test_a_growing_history_encodes_like_a_fresh_one() -> None:
         assert wire.request_to_wire(Request(model="m", messages=rebuilt)) == again
 
 
-def test_the_memo_keys_on_identity_and_stays_bounded() -> None:
+def _counting() -> tuple[HistoryMemo, list[str]]:
     encoded: list[str] = []
 
-    def encode(message: Message) -> str:
+    def encode(message: Message) -> list[dict[str, str]]:
         encoded.append(message.text)
-        return message.text.upper()
+        return [{"text": message.text, **message.extra}]
 
-    memo = MessageMemo(encode, size=2)
-    a, b, c = Message.user("a"), Message.user("b"), Message.user("c")
-    assert [memo(a), memo(a), memo(Message.user("a"))] == ["A", "A", "A"]
-    assert encoded == ["a", "a"]  # an equal but different object is encoded again
-    memo(b)
-    memo(c)  # evicts the oldest entries beyond two
-    memo(a)
-    assert encoded == ["a", "a", "b", "c", "a"]
+    return HistoryMemo(encode), encoded
+
+
+def test_an_extended_history_encodes_only_its_new_messages() -> None:
+    memo, encoded = _counting()
+    a, b, c, d = (Message.user(t) for t in "abcd")
+    assert memo((a, b)) == [{"text": "a"}, {"text": "b"}]
+    assert memo([a, b, c, d]) == [{"text": t} for t in "abcd"]
+    assert encoded == ["a", "b", "c", "d"]
+    out = memo((a, b, c, d))
+    out.append({"text": "mutated"})  # the caller's list is its own
+    assert memo((a, b, c, d)) == [{"text": t} for t in "abcd"]
+    assert encoded == ["a", "b", "c", "d"]
+
+
+def test_a_replaced_message_is_encoded_again_even_when_equal() -> None:
+    """A hook that swaps a middle message for an equal one with other wire fields (``extra`` is left out of
+    ``==``) must see its fields sent: the memo checks identity, never equality."""
+    memo, encoded = _counting()
+    a, b, c = (Message.user(t) for t in "abc")
+    memo((a, b, c))
+    marked = replace(b, extra={"cache_control": "ephemeral"})
+    assert marked == b
+    assert memo((a, marked, c)) == [{"text": "a"}, {"text": "b", "cache_control": "ephemeral"}, {"text": "c"}]
+    assert encoded == ["a", "b", "c", "b"]  # a and c came from the per-message memo
+    assert memo((a, Message.user("b"), c))[1] == {"text": "b"}
+
+
+def test_encodings_go_with_their_messages() -> None:
+    memo, _ = _counting()
+    one = MessageMemo(lambda m: m.text)
+    history = _history()
+    for end in range(1, len(history) + 1):
+        memo(history[:end])
+    one(history[0])
+    # One entry for the longest history, whatever its length, and the first message, encoded alone.
+    assert memo.entries() == 2
+    assert one.entries() == 1
+    del history, end
+    gc.collect()
+    assert memo.entries() == 0
+    assert one.entries() == 0
+
+
+def test_the_module_memos_keep_nothing_after_a_run() -> None:
+    from toolslip.formats._anthropic_blocks import _encoded as anthropic_memo
+    from toolslip.formats._chat_messages import _encoded as chat_memo
+
+    gc.collect()
+    before = chat_memo.entries(), anthropic_memo.entries()
+    history = _history()
+    for wire in (openai_chat, anthropic):
+        wire.request_to_wire(Request(model="m", messages=tuple(history)))
+    assert chat_memo.entries() > before[0] and anthropic_memo.entries() > before[1]
+    del history
+    gc.collect()
+    assert (chat_memo.entries(), anthropic_memo.entries()) == before

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .effects import Effect
 from .errors import ConfigError
+from .execution import run_in_thread
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ToolCall, ToolResult, message_from_dict, message_to_dict
 from .tools import Tool
@@ -270,7 +271,7 @@ async def terminal_approver(request: ApprovalRequest) -> Decision:
     prompt = f"\nApprove {request.tool}?" + (f" ({request.reason})" if request.reason else "")
     question = "Run it? [y/N] (or type a reason to refuse) "
     print(f"{prompt}\narguments:\n{arguments}\n{question}", end="", file=sys.stderr, flush=True)
-    answer = await asyncio.to_thread(_read_line)
+    answer = await run_in_thread(_read_line)  # a thread nobody joins: Ctrl-C at the prompt exits at once
     if answer.strip().lower() in ("y", "yes"):
         return Decision(approved=True)
     note = "" if answer.strip().lower() in ("", "n", "no") else answer.strip()

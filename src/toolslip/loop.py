@@ -18,8 +18,10 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
+from ._sync import run_sync
 from .errors import ArgumentError, ConfigError, ToolError
 from .events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
+from .execution import timeout_outcome
 from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult, Usage
 from .model import Model
@@ -128,8 +130,11 @@ class Agent:
             raise
 
     def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult:
-        """Synchronous :meth:`arun` for scripts and notebooks without a running event loop."""
-        return asyncio.run(self.arun(prompt, **kwargs))  # type: ignore[arg-type]
+        """Synchronous :meth:`arun` for scripts without a running event loop.
+
+        Calls from one thread share one event loop (see :mod:`toolslip._sync`), so the model's HTTP
+        connection is reused from one call to the next."""
+        return run_sync(self.arun(prompt, **kwargs))  # type: ignore[arg-type]
 
     async def iter(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> AsyncIterator[Event]:
         """The run as a stream of events, ending with :class:`~toolslip.events.RunFinished`."""
@@ -213,21 +218,24 @@ class Agent:
             from .checker import check_request
 
             check_request(request, where=f"step {ctx.step}, ")
-        ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
+        listening = ctx.emit is not None  # events are built only for a listener: this is the hot path
+        if listening:
+            ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
         response = None
         for hook in self.hooks:
             if (response := await hook.before_model(ctx, request)) is not None:
                 break
         replayed = response is not None
         if response is None:
-            stream = getattr(self.model, "stream", None)
-            if stream is not None and (self.stream or (self.stream is None and ctx.emit is not None)):
+            stream = getattr(self.model, "stream", None) if self.stream or (self.stream is None and listening) else None
+            if stream is not None:
                 response = await collect(stream(request), ctx.step, ctx.event, self.model.name)
             else:
                 response = await self.model.complete(request)
         for hook in self.hooks:
             response = await hook.after_model(ctx, request, response)
-        ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))
+        if listening:
+            ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))
         return response
 
     async def _run_calls(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
@@ -249,13 +257,14 @@ class Agent:
         return results + await self._gather(ctx, batch)
 
     async def _gather(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        if len(calls) <= 1:
-            return [await self._run_call(ctx, c) for c in calls]
-        return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls)))
+        if len(calls) == 1:  # the common turn: no gather, no task
+            return [await self._run_call(ctx, calls[0])]
+        return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls))) if calls else []
 
     async def _run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
         tool = self.tools.get(call.name)
-        ctx.event(ToolStarted(step=ctx.step, call=call))
+        if ctx.emit is not None:
+            ctx.event(ToolStarted(step=ctx.step, call=call))
         started = time.perf_counter()
         answer: ToolAnswer | None = None
         for hook in self.hooks:
@@ -270,9 +279,9 @@ class Agent:
             result = await hook.after_tool(ctx, call, tool, result)
         # Truncate last, so hooks (the run journal) keep the full output while the model sees the cut.
         result = truncate_output(result, tool)
-        ctx.event(
-            ToolFinished(step=ctx.step, call=call, result=result, seconds=time.perf_counter() - started, note=note)
-        )
+        if ctx.emit is not None:
+            seconds = time.perf_counter() - started
+            ctx.event(ToolFinished(step=ctx.step, call=call, result=result, seconds=seconds, note=note))
         return result
 
     def _limit(self) -> asyncio.Semaphore:
@@ -285,23 +294,23 @@ class Agent:
 
 async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:
     """Run one call and turn every failure into an error result that tells the model what to fix."""
-
-    def error(text: str) -> ToolResult:
-        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, outcome="failed")
-
     if tool is None:
         available = ", ".join(tools.names) or "(none)"
-        return error(f"unknown tool {call.name!r}. Available tools: {available}. Call one of them by its exact name.")
+        return _error(
+            call, f"unknown tool {call.name!r}. Available tools: {available}. Call one of them by its exact name."
+        )
     if call.arguments is None:
         problem = _json_problem(call.raw_arguments)
-        return error(f"the arguments are not a JSON object ({problem}). Send the call again with one JSON object.")
+        return _error(
+            call, f"the arguments are not a JSON object ({problem}). Send the call again with one JSON object."
+        )
     try:
-        if tool.timeout is not None:
-            output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
-        else:
+        if tool.timeout is None:
             output = await tool.invoke(call.arguments)
+        else:
+            output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
     except ArgumentError as exc:
-        return error(f"{exc}. Fix these arguments and call {tool.name} again.")
+        return _error(call, f"{exc}. Fix these arguments and call {tool.name} again.")
     except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
         return ToolResult(
             call_id=call.id,
@@ -312,13 +321,18 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
             outcome="failed",
         )
     except TimeoutError:
-        return error(f"{tool.name} timed out after {tool.timeout:g} s and was cancelled.")
+        outcome = timeout_outcome(tool.fn, tool.isolate)
+        return _error(call, f"{tool.name} timed out after {tool.timeout:g} s and {outcome}.")
     except Exception as exc:  # a tool's own failure is information for the model, not a crash
-        return error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+        return _error(call, f"{tool.name} failed: {type(exc).__name__}: {exc}")
     untrusted, spans = tool.untrusted_parts(output)
     return ToolResult(
         call_id=call.id, name=call.name, content=output, untrusted=untrusted, untrusted_spans=spans, outcome="ran"
     )
+
+
+def _error(call: ToolCall, text: str) -> ToolResult:
+    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, outcome="failed")
 
 
 def truncate_output(result: ToolResult, tool: Tool | None) -> ToolResult:
@@ -393,11 +407,21 @@ async def arun(
     server_tools: Sequence[ServerTool] = (),
     on_event: Callable[[Event], None] | None = None,
 ) -> RunResult:
-    """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``)."""
+    """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
+
+    A model made from a string is closed after the run; its connections stay in the event loop's pool
+    for the next call (see :mod:`toolslip.providers.http`). To run many prompts, a reused :class:`Agent`
+    also saves resolving the string and building the tool list on every call.
+    """
     agent = make_agent(
         model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks, server_tools=server_tools
     )
-    return await agent.arun(prompt, on_event=on_event)
+    try:
+        return await agent.arun(prompt, on_event=on_event)
+    finally:
+        close = getattr(agent.model, "aclose", None) if isinstance(model, str) else None
+        if close is not None:
+            await close()
 
 
 def run(
@@ -406,5 +430,5 @@ def run(
     tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
     **kwargs: object,
 ) -> RunResult:
-    """Synchronous :func:`arun`."""
-    return asyncio.run(arun(model, prompt, tools, **kwargs))  # type: ignore[arg-type]
+    """Synchronous :func:`arun`; calls from one thread share one event loop and its pooled connections."""
+    return run_sync(arun(model, prompt, tools, **kwargs))  # type: ignore[arg-type]

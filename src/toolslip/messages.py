@@ -191,7 +191,8 @@ ResultPart: TypeAlias = Text | Image | File | ProviderPart
 """What a tool result may hold: text, images, files, and blocks only one format knows (search results...)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+# weakref_slot: the wire formats' encoding memos key on messages without keeping them alive.
+@dataclass(frozen=True, slots=True, kw_only=True, weakref_slot=True)
 class Message:
     """One turn of the conversation."""
 

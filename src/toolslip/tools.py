@@ -12,7 +12,6 @@ pydantic and jsonschema are imported on first use, so ``import toolslip`` stays 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import json
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 from .docstrings import parse_docstring
 from .effects import CONSERVATIVE, Effect, EffectsLike, is_read_only, is_side_effecting, parse_effects
 from .errors import ArgumentError, ToolDefinitionError
+from .execution import Isolation, isolation_problem, run_tool_function
 from .messages import Image, Text, ToolSpec
 
 if TYPE_CHECKING:
@@ -35,6 +35,9 @@ __all__ = ["Tool", "ToolLike", "ToolOutput", "Toolbox", "as_toolbox", "serialize
 
 ToolOutput = str | tuple[Text | Image, ...]
 Validator = Callable[[Mapping[str, Any]], dict[str, Any]]
+_DECLARATION = frozenset({"name", "description", "parameters", "strict"})
+_declarations = [0]
+"""Bumped when any tool's declaration is set, so :meth:`Toolbox.specs` can keep its tuple until then."""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -61,6 +64,18 @@ class Tool:
     strict: bool | None = None
     validator: Validator | None = field(default=None, repr=False)
     """Checks and coerces arguments into keyword arguments; raises :class:`ArgumentError`."""
+    isolate: Isolation = "thread"
+    """Where a sync function runs: ``"thread"`` (a worker thread, abandoned if it must stop),
+    ``"process"`` (a child process, killed on timeout or cancellation) or ``"none"`` (on the event loop:
+    for short functions that never block, no thread hop); see :mod:`toolslip.execution`."""
+    dedup: bool | None = None
+    """Answer a repeat of a successful call from its result (:class:`~toolslip.dedup.Dedup`); ``None``:
+    yes for side-effecting tools. ``False`` for tools where two identical calls mean two actions."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _DECLARATION:  # what the model is shown changed: every Toolbox builds its specs again
+            _declarations[0] += 1
 
     def __post_init__(self) -> None:
         # A timeout of 0 would fail every call; 0 output chars would send every result empty.
@@ -72,6 +87,18 @@ class Tool:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: max_output_chars must be at least 1, got {self.max_output_chars}"
             )
+        if self.isolate not in ("none", "thread", "process"):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: isolate must be 'thread' or 'process' (or 'none': on the event loop), "
+                f"got {self.isolate!r}"
+            )
+        if self.isolate == "none" and self.timeout is not None and not inspect.iscoroutinefunction(self.fn):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: a call with isolate='none' runs on the event loop, where nothing can stop "
+                "it, so it cannot have a timeout; use isolate='thread' (or 'process') with timeout="
+            )
+        if self.isolate == "process" and self.fn is not None and (problem := isolation_problem(self.fn)):
+            raise ToolDefinitionError(f"tool {self.name!r}: {problem}")
 
     @classmethod
     def from_schema(
@@ -162,6 +189,11 @@ class Tool:
     def side_effecting(self) -> bool:
         return is_side_effecting(self.effects)
 
+    @property
+    def deduplicated(self) -> bool:
+        """Whether :class:`~toolslip.dedup.Dedup` answers repeats of this tool's successful calls."""
+        return self.side_effecting if self.dedup is None else self.dedup
+
     def untrusted_parts(self, output: ToolOutput) -> tuple[bool, tuple[str, ...]]:
         """Is any of ``output`` third-party text, and which pieces are when only some of it is.
 
@@ -188,17 +220,10 @@ class Tool:
         return self.validator(arguments)
 
     async def invoke(self, arguments: Mapping[str, Any]) -> ToolOutput:
-        """Validate, run (sync functions in a worker thread) and serialize the output."""
+        """Validate, run (as :attr:`isolate` says) and serialize the output."""
         if self.fn is None:
             raise ToolDefinitionError(f"tool {self.name!r} has no function to run")
-        kwargs = self.validate(arguments)
-        if inspect.iscoroutinefunction(self.fn):
-            value = await self.fn(**kwargs)
-        else:
-            value = await asyncio.to_thread(self.fn, **kwargs)
-            if inspect.isawaitable(value):
-                value = await value
-        return serialize_output(value)
+        return serialize_output(await run_tool_function(self.fn, self.validate(arguments), self.isolate))
 
 
 def _field_names(fields: Iterable[str]) -> frozenset[str]:
@@ -230,11 +255,13 @@ def serialize_output(value: Any) -> ToolOutput:
     """
     if isinstance(value, str):
         return value
+    if type(value) is int:  # the commonest other answer, the same text as JSON, without the encoder
+        return str(value)
     if isinstance(value, Text | Image):
         return (value,)
     if isinstance(value, list | tuple) and value and all(isinstance(v, Text | Image) for v in value):
         return tuple(value)
-    return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return _ENCODER.encode(value)
 
 
 def _json_default(value: Any) -> Any:
@@ -246,6 +273,10 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return sorted(value, key=str)
     return str(value)
+
+
+# json.dumps with options builds an encoder per call; one shared encoder is the same output for less.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)
 
 
 # --- @tool --------------------------------------------------------------------------------------
@@ -267,6 +298,8 @@ def tool(
     max_output_chars: int | None = None,
     idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
     strict: bool | None = None,
+    isolate: Isolation = "thread",
+    dedup: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -283,12 +316,16 @@ def tool(
     max_output_chars: int | None = None,
     idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
     strict: bool | None = None,
+    isolate: Isolation = "thread",
+    dedup: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a :class:`Tool`; usable bare (``@tool``) or with options.
 
     The description is the docstring's prose; parameter descriptions come from its Args / Parameters /
     ``:param:`` section or from ``Annotated[..., Field(description=...)]``. Parameters without a default
-    are required.
+    are required. ``isolate="process"`` runs a sync function in a child process that a timeout or
+    Ctrl-C kills, ``isolate="none"`` runs a short one on the event loop (no thread hop); ``dedup=False``
+    lets identical calls run each time (two coffees are two orders).
     """
 
     def build(f: Callable[..., Any]) -> Tool:
@@ -314,6 +351,8 @@ def tool(
             idempotency_key=idempotency_key,
             strict=strict,
             validator=_pydantic_validator(model, tool_name),
+            isolate=isolate,
+            dedup=dedup,
         )
 
     return build(fn) if fn is not None else build
@@ -376,14 +415,12 @@ def _arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str
 def _pydantic_validator(model: type[pydantic.BaseModel], tool_name: str) -> Validator:
     import pydantic
 
-    names = list(model.model_fields)
-
     def validate(arguments: Mapping[str, Any]) -> dict[str, Any]:
-        try:
-            parsed = model.model_validate(arguments)
+        try:  # the model's validator itself: model_validate() wraps it in half as much work again
+            parsed = model.__pydantic_validator__.validate_python(arguments)
         except pydantic.ValidationError as exc:
             raise ArgumentError(_describe_validation(exc, tool_name)) from None
-        return {n: getattr(parsed, n) for n in names}
+        return dict(parsed.__dict__)  # the fields, in order (extra="forbid" keeps anything else out)
 
     return validate
 
@@ -460,6 +497,8 @@ ToolLike = Tool | Callable[..., Any]
 class Toolbox:
     """An ordered set of tools with unique names."""
 
+    _specs: tuple[dict[str, Tool], int, tuple[ToolSpec, ...]] | None = None
+
     def __init__(self, tools: Iterable[ToolLike | Toolbox] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._index: tuple[dict[str, Tool], ToolIndex] | None = None  # and the tools it was built from
@@ -475,7 +514,7 @@ class Toolbox:
         if t.name in self._tools:
             raise ToolDefinitionError(f"two tools are named {t.name!r}; tool names must be unique")
         self._tools[t.name] = t
-        self._index = None
+        self._index = self._specs = None
 
     def search(self, query: str, k: int = 5, *, floor: float = 0.0) -> list[Tool]:
         """The ``k`` tools that best match ``query`` (BM25, see :mod:`toolslip.search`), best first; none
@@ -511,7 +550,12 @@ class Toolbox:
         return list(self._tools)
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return tuple(t.spec for t in self._tools.values())
+        """The declarations, in order: the same tuple on every step until a tool is added or changed, so the
+        wire formats encode it once (the loop offers the tools on every step)."""
+        cached = self._specs
+        if cached is None or cached[0] is not self._tools or cached[1] != _declarations[0]:
+            cached = self._specs = (self._tools, _declarations[0], tuple(t.spec for t in self._tools.values()))
+        return cached[2]
 
 
 def as_toolbox(tools: Toolbox | Iterable[ToolLike | Toolbox] | None) -> Toolbox:

@@ -63,10 +63,16 @@ def handle(args: argparse.Namespace) -> int:
     return report(result)
 
 
+def is_model_file(spec: str | None) -> bool:
+    """True for ``path/to/file.py:NAME``: a Model object in a Python file (scripted models for tests, demos)."""
+    path, sep, _ = (spec or "").rpartition(":")
+    return bool(sep) and path.endswith(".py")
+
+
 def load_model(spec: str) -> Model:
     """``path/to/file.py:NAME`` loads a Model object from a Python file; anything else is a model string."""
-    path, sep, name = spec.rpartition(":")
-    if sep and path.endswith(".py"):
+    path, _, name = spec.rpartition(":")
+    if is_model_file(spec):
         model = getattr(import_user_file(path, "model file"), name, None)
         if model is None or not hasattr(model, "complete"):
             raise ConfigError(f"{path} has no model named {name!r} (an object with an async complete(request))")

@@ -19,7 +19,7 @@ from .durable import add_run_options, approver_from_args, hooks_from_args, journ
 from .files import load_tools_file
 from .mcp_option import add_mcp_option, mcp_sources
 from .render import Renderer
-from .resume import exit_code
+from .resume import exit_code, is_model_file, load_model
 
 if TYPE_CHECKING:
     from ..loop import RunResult
@@ -78,8 +78,11 @@ def _handle(args: argparse.Namespace) -> int:
         raise UsageError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     args.server_tools = [_server_tool(text) for text in args.server_tool]
     local_tools = load_tools_file(args.tools) if args.tools else None  # may register a provider
-    check_model(args.model)
-    model, why = default_model(args.model)
+    if is_model_file(args.model):
+        model, why = load_model(args.model), "given"
+    else:
+        check_model(args.model)
+        model, why = default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..messages import File, Image, Message, Part, ProviderPart, Reasoning, ResultPart, Text, ToolCall, ToolResult
-from ._memo import MessageMemo
+from ._memo import HistoryMemo
 from ._wire import (
     EMPTY,
     ERROR_PREFIX,
@@ -56,10 +56,7 @@ _ABSENT = object()
 
 
 def messages_to_wire(messages: Iterable[Message]) -> list[Json]:
-    out: list[Json] = []
-    for message in messages:
-        out.extend(_encoded(message))
-    return out
+    return _encoded(messages)
 
 
 def _encode(message: Message) -> list[Json]:
@@ -70,7 +67,7 @@ def _encode(message: Message) -> list[Json]:
     return out
 
 
-_encoded = MessageMemo(_encode)  # a loop resends its whole history: encode each message once
+_encoded = HistoryMemo(_encode)  # a loop resends its whole history: encode only what is new
 
 
 def message_to_wire(message: Message) -> Json:

@@ -26,6 +26,7 @@ from ._anthropic_blocks import blocks_from_wire, blocks_to_wire, unread_parts
 from ._anthropic_blocks import messages_from_wire as messages_from_wire
 from ._anthropic_blocks import messages_to_wire as messages_to_wire
 from ._anthropic_blocks import system_to_wire as system_to_wire
+from ._memo import RecentMemo
 from ._wire import (
     EMPTY,
     Json,
@@ -95,6 +96,9 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
     return with_fields(out, kept)
 
 
+_tools = RecentMemo(tools_to_wire)  # the loop offers the same tuple of specs on every step
+
+
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Client tools as ToolSpecs; a server tool raises (``request_from_wire`` keeps those)."""
     return only_specs(split_tools(items, "tools", spec_from_wire), "client")
@@ -129,7 +133,7 @@ def request_to_wire(request: Request) -> Json:
     system = system_to_wire(request.messages)
     if system is not None:
         body["system"] = system
-    add_tools(body, tools_to_wire(request.tools), request, NAME)
+    add_tools(body, _tools(request.tools), request, NAME)
     choice = _tool_choice_to_wire(settings.tool_choice, settings.parallel_tool_calls)
     if choice is not None:
         body["tool_choice"] = choice

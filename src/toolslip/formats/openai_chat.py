@@ -27,6 +27,7 @@ from ._chat_messages import NAME as NAME  # re-exported: the format module's pub
 from ._chat_messages import message_from_wire, message_to_wire
 from ._chat_messages import messages_from_wire as messages_from_wire
 from ._chat_messages import messages_to_wire as messages_to_wire
+from ._memo import RecentMemo
 from ._wire import (
     EMPTY,
     Json,
@@ -67,6 +68,9 @@ _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 _BODY_KEYS = frozenset(
     {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens", "temperature", "stop"}
 )
+_RESPONSE_KEYS = frozenset({"id", "model", "choices", "usage"})
+_CHOICE_KEYS = frozenset({"message", "finish_reason"})
+_USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
 
 # --- tools ------------------------------------------------------------------------------------------
 
@@ -90,6 +94,9 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
     if not kept.get("no_type"):
         out = {"type": "function", **out}
     return {**kept["tool"], **out} if kept.get("tool") else out
+
+
+_tools = RecentMemo(tools_to_wire)  # the loop offers the same tuple of specs on every step
 
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
@@ -132,7 +139,7 @@ def request_to_wire(request: Request) -> Json:
     """The full JSON body of a ``POST /v1/chat/completions``."""
     body: Json = {"model": request.model} if request.model else {}  # a history may have no model yet
     body["messages"] = messages_to_wire(request.messages)
-    add_tools(body, tools_to_wire(request.tools), request, NAME)
+    add_tools(body, _tools(request.tools), request, NAME)
     settings = request.settings
     if settings.tool_choice is not None:
         choice = settings.tool_choice
@@ -240,7 +247,7 @@ def response_from_wire(data: object) -> ModelResponse:
     if not choices:
         raise FormatError("the response has no choices", "choices")
     choice = obj(choices[0], "choices[0]")
-    kept: Json = {"fields": leftover(body, frozenset({"id", "model", "choices", "usage"}))}
+    kept: Json = {"fields": leftover(body, _RESPONSE_KEYS)}
     absent = [k for k in ("object", "created", "id", "model") if k not in body]
     if absent:
         kept["absent"] = absent
@@ -259,7 +266,7 @@ def response_from_wire(data: object) -> ModelResponse:
         stop = "tool_use"  # some compatible servers say "stop" (or nothing) next to tool calls
     elif stop == "other" and raw is None:
         stop = "end_turn"
-    kept["choice"] = leftover(choice, frozenset({"message", "finish_reason"}))
+    kept["choice"] = leftover(choice, _CHOICE_KEYS)
     if choice.get("message") is None and "message" in choice:
         kept["choice"]["message"] = None
     if len(choices) > 1:
@@ -280,7 +287,7 @@ def response_from_wire(data: object) -> ModelResponse:
             cache_read_tokens=cached,
             reasoning_tokens=reasoning,
         )
-        kept["usage"] = leftover(wire_usage, frozenset({"prompt_tokens", "completion_tokens", "total_tokens"}))
+        kept["usage"] = leftover(wire_usage, _USAGE_KEYS)
         total = wire_usage.get("total_tokens")
         if type(total) is int and total != (wire_usage.get("prompt_tokens") or 0) + usage.output_tokens:
             kept["uncounted"] = total - (wire_usage.get("prompt_tokens") or 0) - usage.output_tokens  # xAI's total

@@ -9,16 +9,19 @@ results that say what to fix. Effects become MCP annotations, and the exact effe
 from __future__ import annotations
 
 import itertools
+import os
 import socket
 from collections.abc import Callable
-from typing import Any
+from typing import Any, BinaryIO, cast
 
+import anyio
 import mcp_types as mt
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from .. import __version__
+from ..execution import run_in_thread
 from ..loop import execute_call
 from ..messages import ToolCall
 from ..tools import Toolbox
@@ -58,10 +61,38 @@ def build_server(tools: Toolbox, name: str = "toolslip") -> Server[Any]:
 
 
 async def serve_stdio(tools: Toolbox, name: str = "toolslip") -> None:
-    """Serve on stdin/stdout until the client closes stdin."""
+    """Serve on stdin/stdout until the client closes stdin (or Ctrl-C, which needs no second press)."""
     server = build_server(tools, name)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    wire = os.dup(0)  # never closed: an abandoned read may still be blocked on it
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)  # tools (and programs they start) read no protocol from fd 0
+    os.close(null)
+    lines = cast("anyio.AsyncFile[str]", _Lines(os.fdopen(wire, "rb", closefd=False)))  # only iterated over
+    try:
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        os.dup2(wire, 0)
+
+
+class _Lines:
+    """The client's lines, each read in a thread nobody waits for.
+
+    The SDK reads stdin in an anyio worker thread that a cancellation must wait for, so Ctrl-C did not
+    stop the server until the client sent another line. Only ``async for`` is asked of it.
+    """
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await run_in_thread(self._stream.readline)
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
 
 
 async def serve_http(

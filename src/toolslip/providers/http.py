@@ -2,8 +2,13 @@
 
 Why not the official SDKs: they cost several milliseconds of CPU per call (the OpenAI SDK re-walks the
 whole typed request on every call), while a POST of pre-built JSON over a kept-alive aiohttp session
-costs a fraction of a millisecond (see ``benchmarks/loop_overhead.py``). aiohttp and orjson are imported
-when the first request is sent, so ``import toolslip`` stays cheap.
+costs a fraction of a millisecond (see ``benchmarks/loop_overhead.py``; ``benchmarks/http_clients.py``
+compares aiohttp with the other maintained async clients). aiohttp is imported when the first request is
+sent, so ``import toolslip`` stays cheap.
+
+Connections are pooled per event loop, not per model: every transport in a loop shares one connector,
+so a model made for one call (``toolslip.run("openai:...")``) reuses the connection the previous call
+left open in the same loop. The pool is closed when its loop shuts down.
 
 Retries follow the official SDKs' policy: 408, 409, 429 and 5xx answers and connection failures are
 retried with exponential backoff (0.5 s doubling up to 8 s, minus up to 25 % jitter), and a server's
@@ -23,6 +28,8 @@ import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
+
+import orjson
 
 from ..errors import ConfigError, ProviderError
 from ..formats import WireFormat
@@ -46,7 +53,7 @@ class HttpTransport:
     """One provider's connection: a base URL, fixed headers, and one lazily made ``ClientSession``.
 
     The session belongs to the event loop that first sends a request; when a later request runs in
-    another loop (each ``Agent.run`` call starts a fresh one) a new session is made for it.
+    another loop a new session is made for it. Its connections come from the loop's shared pool.
     """
 
     def __init__(
@@ -119,9 +126,10 @@ class HttpTransport:
         The caller releases the response. A plain coroutine, not a context manager: this is the hot path.
         """
         import aiohttp
-        import orjson
 
-        session = await self._session_for_this_loop()
+        session = self._session
+        if session is None or self._loop is not asyncio.get_running_loop() or session.closed:
+            session = await self._open_session()
         url = self._urls.get(path)
         if url is None:  # parsed once: aiohttp would parse a str URL on every request
             from yarl import URL
@@ -161,29 +169,28 @@ class HttpTransport:
         return response, raw
 
     async def aclose(self) -> None:
-        """Close the session; the transport opens a new one if used again."""
+        """Close the session (its connections stay in the loop's pool); a new one is opened if used again."""
         closer, self._closer, self._session, self._loop = self._closer, None, None, None
         if closer is not None:
             await closer.aclose()
 
-    async def _session_for_this_loop(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._loop is not loop or self._session.closed:
-            import aiohttp
+    async def _open_session(self) -> aiohttp.ClientSession:
+        import aiohttp
 
-            self._session = aiohttp.ClientSession(
-                headers=self.headers,
-                timeout=aiohttp.ClientTimeout(total=self.timeout, connect=self.connect_timeout),
-                connector=aiohttp.TCPConnector(limit=0),
-                cookie_jar=aiohttp.DummyCookieJar(),  # an API client carries no cookies between calls
-                skip_auto_headers=("User-Agent",) if "User-Agent" in self.headers else (),
-            )
-            self._loop = loop
-            # Each Agent.run() runs in a fresh event loop, and a session cannot be closed once its loop
-            # is gone. asyncio.run() closes the async generators of its loop before closing the loop,
-            # so this one closes the session there, while its sockets can still be shut cleanly.
-            self._closer = _close_at_loop_end(self._session)
-            await anext(self._closer)
+        loop = asyncio.get_running_loop()
+        self._session = aiohttp.ClientSession(
+            headers=self.headers,
+            timeout=aiohttp.ClientTimeout(total=self.timeout, connect=self.connect_timeout),
+            connector=await _pool(loop),
+            connector_owner=False,
+            cookie_jar=aiohttp.DummyCookieJar(),  # an API client carries no cookies between calls
+            skip_auto_headers=("User-Agent",) if "User-Agent" in self.headers else (),
+        )
+        self._loop = loop
+        # A session cannot be closed once its loop is gone, and asyncio.run() closes the async generators
+        # of its loop before closing the loop, so this one closes the session there.
+        self._closer = _close_at_loop_end(self._session)
+        await anext(self._closer)
         return self._session
 
     def _error(self, status: int, reason: str | None, raw: bytes) -> ProviderError:
@@ -218,17 +225,43 @@ def check_base_url(url: str, source: str = "base_url") -> str:
     return url
 
 
-async def _close_at_loop_end(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+async def _close_at_loop_end(
+    resource: _Closable, pool_of: asyncio.AbstractEventLoop | None = None
+) -> AsyncGenerator[None]:
+    """Suspended at once; closes ``resource`` when its loop shuts down its async generators (or on aclose)."""
     try:
         yield
     finally:
-        await session.close()
+        if pool_of is not None:
+            _pools.pop(pool_of, None)
+        await resource.close()
+
+
+_pools: dict[asyncio.AbstractEventLoop, tuple[aiohttp.TCPConnector, AsyncGenerator[None]]] = {}
+"""One connection pool per event loop, shared by every transport running in it."""
+
+
+async def _pool(loop: asyncio.AbstractEventLoop) -> aiohttp.TCPConnector:
+    found = _pools.get(loop)
+    if found is not None and not found[0].closed:
+        return found[0]
+    import aiohttp
+
+    for old in [other for other in _pools if other.is_closed()]:  # closed without shutting down its generators
+        _pools.pop(old, None)
+    connector = aiohttp.TCPConnector(limit=0)
+    closer = _close_at_loop_end(connector, loop)
+    await anext(closer)
+    _pools[loop] = (connector, closer)
+    return connector
 
 
 def error_message(body: str) -> str:
     """The human sentence inside an error body (``{"error": {"message": ...}}`` for both services)."""
-    import orjson
-
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -281,8 +314,6 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _decode_object(raw: bytes, service: str, status: int) -> dict[str, Any]:
-    import orjson
-
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
