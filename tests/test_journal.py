@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from toolslip import Agent, Toolbox, tool
@@ -104,6 +105,7 @@ def test_every_model_response_and_tool_execution_is_recorded_before_and_after(tm
             steps=2,
             model="counting",
             prompt="pay ann",
+            size=sum(len(orjson.dumps(e.data)) for e in entries),
         )
     ]
 

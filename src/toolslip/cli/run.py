@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
 from .files import load_tools_file
 from .mcp_option import add_mcp_option, mcp_sources
+from .outcome import Outcome
 from .render import Renderer
-from .resume import exit_code, is_model_file, load_model
+from .resume import finish, is_model_file, load_model
 
 if TYPE_CHECKING:
+    from ..journal import Journal
     from ..loop import RunResult
     from ..messages import ServerTool
     from ..model import Model
@@ -80,28 +82,23 @@ def _handle(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)
-    result = asyncio.run(_run(args, model, local_tools, renderer))
-    if args.json:
-        print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
-    elif result.output and not renderer.streamed:  # streamed text is already on the screen
-        print(f"\n{result.output}", file=out)
-    print(
-        f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls"
-        f"{_served(result)}; run {result.run_id}]",
-        file=out,
-    )
-    if result.stop_reason == "paused":
-        print(f"the run is paused for approval; continue with: toolslip resume {result.run_id}", file=sys.stderr)
-    return exit_code(result)
-
-
-async def _run(args: argparse.Namespace, model: Model, local_tools: Any, renderer: Renderer) -> RunResult:
-    from ..loop import Agent
-    from ..tools import Toolbox
-
+    outcome = Outcome(renderer)
     # resume must rebuild the same model, so the journal records the resolved name, not an empty default
     args.model = args.model or model.name
     journal = journal_from_args(args)
+    result = asyncio.run(_run(args, model, local_tools, outcome, journal))
+    if args.json:
+        print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
+        renderer.streamed = True  # the answer is in the JSON
+    return finish(result, outcome, renderer, journal, args.journal)
+
+
+async def _run(
+    args: argparse.Namespace, model: Model, local_tools: Any, outcome: Outcome, journal: Journal | None
+) -> RunResult:
+    from ..loop import Agent
+    from ..tools import Toolbox
+
     hooks = hooks_from_args(args, journal)
     if args.gate:  # after the journal's replayer, before dedup and approval
         from ..policy import TaintGate
@@ -119,7 +116,7 @@ async def _run(args: argparse.Namespace, model: Model, local_tools: Any, rendere
             stream=False if args.no_stream else None,
         )
         try:
-            return await agent.arun(args.question, on_event=renderer)
+            return await agent.arun(args.question, on_event=outcome)
         finally:
             close = getattr(model, "aclose", None)
             if close is not None:
@@ -141,11 +138,6 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
         },
         "messages": [message_to_dict(m) for m in result.messages],
     }
-
-
-def _served(result: RunResult) -> str:
-    """``, 2 web_search_requests`` for the server-tool uses of the run (nothing when there were none)."""
-    return "".join(f", {n} {key}" for key, n in result.usage.server_tool_use.items() if n)
 
 
 def _server_tool(text: str) -> ServerTool:
