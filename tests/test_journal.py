@@ -50,10 +50,12 @@ class CrashingStore(SqliteStore):
         super().__init__(path)
         self.before = before
 
-    def append(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "") -> None:
+    def append(
+        self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "", **kw: Any
+    ) -> None:
         if kind == self.before:
             raise Crash(kind)
-        super().append(run_id, kind, data, step=step, key=key)
+        super().append(run_id, kind, data, step=step, key=key, **kw)
 
 
 class CountingModel:

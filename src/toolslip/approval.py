@@ -200,7 +200,8 @@ async def settle(
         return _hold(ctx, call, None, "not run yet: an earlier call of this turn is waiting for approval")
     if decision is None and approver is None:
         ctx.stop("paused")
-        return _hold(ctx, call, request, "waiting for the user's approval; the run is paused")
+        waiting = "a decision whether to run it again" if interrupted else "the user's approval"
+        return _hold(ctx, call, request, f"waiting for {waiting}; the run is paused")
     if decision is None:
         async with lock:
             decision = await ask(approver, request)  # type: ignore[arg-type]  # approver is set here

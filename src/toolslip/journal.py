@@ -22,7 +22,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -194,8 +194,8 @@ class Journal:
         The hooks take it when a run starts, and release it when the run ends.
         """
         if run_id not in self._leases:
-            leases = getattr(self.store, "leases", None)  # a store without leases: one process at a time
-            self._leases[run_id] = leases.take(run_id) if leases is not None else None
+            store = self.store  # another store has no leases: one process at a time is up to its user
+            self._leases[run_id] = store.leases.take(run_id) if isinstance(store, SqliteStore) else None
 
     def release(self, run_id: str) -> None:
         self._active.discard(run_id)
@@ -210,14 +210,16 @@ class Journal:
         self._active.add(ctx.run_id)
         ctx.state[_BEGUN] = True
 
-    def _holds(self, ctx: RunContext) -> bool:
-        """Whether this run may write (raises RunBusy if another process took it over meanwhile)."""
+    def _append(self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "") -> None:
+        """Write for a run this journal began, under its lease (RunBusy if another process took it over)."""
         if not ctx.state.get(_BEGUN):
-            return False
+            return
         lease = self._leases.get(ctx.run_id)
-        if lease is not None:
-            lease.check()
-        return True
+        if lease is None:
+            self.store.append(ctx.run_id, kind, data, step=ctx.step, key=key)
+        else:
+            lease.check()  # renews it if the heartbeat fell behind
+            cast(SqliteStore, self.store).append(ctx.run_id, kind, data, step=ctx.step, key=key, lease=lease)
 
     def _end(self, ctx: RunContext) -> None:
         if ctx.state.pop(_BEGUN, False):
@@ -261,7 +263,7 @@ class _Replayer(Replay):
         recording = recording_from_entries(entries)
         ctx.state[_TALLY] = _tally(entries)
         if recording is not None:
-            self.journal.store.append(ctx.run_id, "resume", {"responses": len(recording.responses)})
+            self.journal._append(ctx, "resume", {"responses": len(recording.responses)})
         return recording
 
 
@@ -277,8 +279,7 @@ class _Recorder(Hook):
         self.store = journal.store
 
     def _append(self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "") -> None:
-        if self.journal._holds(ctx):  # raises RunBusy if another process took the run over
-            self.store.append(ctx.run_id, kind, data, step=ctx.step, key=key)
+        self.journal._append(ctx, kind, data, key=key)
 
     async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
         state = self.journal.replayer.state(ctx)

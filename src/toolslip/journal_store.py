@@ -23,7 +23,7 @@ import orjson
 
 from .errors import ConfigError
 from .lease import SCHEMA as LEASE_SCHEMA
-from .lease import TTL, Leases
+from .lease import TTL, Lease, Leases
 from .messages import message_from_dict
 
 __all__ = ["FINISHED", "Entry", "JournalStore", "PruneReport", "RunSummary", "SqliteStore", "default_journal_path"]
@@ -133,11 +133,32 @@ class SqliteStore:
         db.execute("PRAGMA journal_size_limit=4194304")  # give the WAL's space back after a big entry
         return db
 
-    def append(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "") -> None:
-        self._db.execute(
-            "INSERT INTO entries (run_id, at, kind, step, key, data) VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, time.time(), kind, step, key, orjson.dumps(data)),
-        )
+    def append(
+        self,
+        run_id: str,
+        kind: str,
+        data: Mapping[str, Any],
+        *,
+        step: int = 0,
+        key: str = "",
+        lease: Lease | None = None,
+    ) -> None:
+        """Write one entry; with ``lease``, only if that lease still holds the run, in the same statement.
+
+        Checking and writing at once leaves no moment in which another process could have taken the run
+        over between the two: a lost lease raises :class:`~toolslip.errors.RunBusy` and nothing is written.
+        """
+        row = (run_id, time.time(), kind, step, key, orjson.dumps(data))
+        if lease is None:
+            self._db.execute("INSERT INTO entries (run_id, at, kind, step, key, data) VALUES (?, ?, ?, ?, ?, ?)", row)
+            return
+        written = self._db.execute(
+            """INSERT INTO entries (run_id, at, kind, step, key, data) SELECT ?, ?, ?, ?, ?, ?
+               WHERE EXISTS (SELECT 1 FROM leases WHERE run_id = ? AND owner = ?)""",
+            (*row, run_id, lease.owner),
+        ).rowcount
+        if not written:
+            lease.lose()
 
     def entries(self, run_id: str) -> list[Entry]:
         rows = self._db.execute(

@@ -98,7 +98,7 @@ class Lease:
     def __init__(self, leases: Leases, run_id: str, owner: str) -> None:
         self.leases, self.run_id, self.owner = leases, run_id, owner
         self.renewed = time.monotonic()
-        self.lost: Holder | None | bool = False
+        self.lost: Holder | bool = False
         """``False`` while held; else the process that took it over (or ``True`` if it is unknown)."""
 
     def check(self) -> None:
@@ -106,11 +106,17 @@ class Lease:
         if not self.lost and time.monotonic() - self.renewed > self.leases.ttl / 2:
             self.leases.renew(self, self.leases.db)
         if self.lost:
-            holder = f" by {self.lost.describe()}" if isinstance(self.lost, Holder) else ""
-            raise RunBusy(
-                f"run {self.run_id} was taken over{holder} while this process was stopped; "
-                "this process stops here so that nothing runs twice"
-            )
+            self.lose()
+
+    def lose(self) -> None:
+        """The lease is not ours any more (a write found another owner): raise :class:`RunBusy` naming it."""
+        if not self.lost:
+            self.lost = self.leases.holder(self.run_id) or True
+        holder = f" by {self.lost.describe()}" if isinstance(self.lost, Holder) else ""
+        raise RunBusy(
+            f"run {self.run_id} was taken over{holder} while this process was stopped; "
+            "this process stops here so that nothing runs twice"
+        )
 
     def release(self) -> None:
         self.leases.release(self)
@@ -124,6 +130,7 @@ class Leases:
         self._held: dict[str, Lease] = {}
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._closed = False
 
     def take(self, run_id: str) -> Lease:
         """The lease on ``run_id``, or :class:`RunBusy` naming the process that holds it."""
@@ -150,6 +157,7 @@ class Leases:
         lease = Lease(self, run_id, owner)
         with self._wake:
             self._held[run_id] = lease
+            self._wake.notify()  # a lingering heartbeat thread starts counting for this lease
             if self._thread is None:
                 self._thread = threading.Thread(target=self._beat, name="toolslip-lease", daemon=True)
                 self._thread.start()
@@ -178,8 +186,14 @@ class Leases:
         return {row[0]: Holder(**dict(zip(_COLUMNS.split(", "), row, strict=True))) for row in rows}
 
     def close(self) -> None:
+        self._closed = True
         for lease in list(self._held.values()):
             self.release(lease)
+        with self._wake:
+            self._wake.notify()
+
+    def holder(self, run_id: str) -> Holder | None:
+        return self._holder(self.db, run_id)
 
     @staticmethod
     def _holder(db: sqlite3.Connection, run_id: str) -> Holder | None:
@@ -192,7 +206,9 @@ class Leases:
         try:
             while True:
                 with self._wake:
-                    if not self._held:
+                    if not self._held:  # linger a while: the next run of this journal reuses the thread
+                        self._wake.wait(self.ttl / 3)
+                    if not self._held or self._closed:
                         self._thread = None
                         return
                     self._wake.wait(self.ttl / 3)

@@ -114,8 +114,12 @@ def hooks_from_args(args: argparse.Namespace, journal: Journal | None = None) ->
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
     """What `toolslip resume` needs to rebuild the agent: the model string, tools file and step limit."""
     tools = getattr(args, "tools", None)
+    model = getattr(args, "model", None)
+    path, sep, name = (model or "").rpartition(":")
+    if sep and path.endswith(".py"):  # a model file: resume may run in another folder
+        model = f"{os.path.abspath(path)}:{name}"
     return {
-        "model": getattr(args, "model", None),
+        "model": model,
         "tools_file": os.path.abspath(tools) if isinstance(tools, str) else None,
         "max_steps": getattr(args, "max_steps", None),
     }
