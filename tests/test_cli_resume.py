@@ -294,3 +294,24 @@ def test_a_failed_model_call_is_listed_as_failed_with_its_error(
     assert main(["runs", "--journal", journal]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert " failed " in listed[0] and listed[1] == "    ProviderError: 429 Too Many Requests: rate limited"
+
+
+def test_ctrl_c_at_the_approval_prompt_ends_the_run_at_once(tmp_path: Path) -> None:
+    import pexpect
+
+    tools = bank(tmp_path)
+    child = pexpect.spawn(
+        TOOLSLIP,
+        ["run", str(tools), "pay", "--model", f"{tools}:MODEL"],
+        env={**os.environ, "TOOLSLIP_HOME": str(tmp_path)},
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect(r"Run it\? \[y/N\]")  # the question waits in a thread for a line that will never come
+    pressed = time.monotonic()
+    child.sendintr()
+    child.expect("toolslip run: interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert time.monotonic() - pressed < 2 and child.exitstatus == 130
+    assert ledger(tmp_path) == []

@@ -12,7 +12,11 @@ Use it as two hooks around the others, so it answers replays first and records t
     journal = Journal("runs.sqlite")
     agent = Agent(model=m, tools=tools, hooks=journal.wrap(Dedup(), Approval(approver)))
 
-Another backend implements :class:`JournalStore` (append, entries, runs).
+A run is executed under its lease (:mod:`toolslip.lease`): the hooks take it before reading the run,
+every entry is written only while it holds, and it is released when the run finishes, fails (an
+``abort`` entry: ``failed``) or is interrupted (``abort``: ``interrupted``). The store lives in
+:mod:`toolslip.journal_store`; another backend implements :class:`JournalStore` (append, entries, runs)
+and then runs without leases.
 """
 
 from __future__ import annotations
