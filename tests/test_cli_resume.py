@@ -94,6 +94,16 @@ def finished(process: subprocess.Popen[str]) -> tuple[int, str, str]:
     return process.returncode, out, err
 
 
+def pay_all(folder: Path, *options: str, **env: str) -> tuple[int, str, str]:
+    """``toolslip run`` of the six transfers, approving them, with the journal in ``folder``."""
+    tools = folder / "bank.py"
+    return finished(
+        toolslip(
+            "run", str(tools), "pay", "--model", f"{tools}:MODEL", "--approve", "yes", *options, home=folder, **env
+        )
+    )
+
+
 def only_run(home: Path) -> str:
     store = SqliteStore(home / "runs.sqlite")
     try:
@@ -141,13 +151,9 @@ def test_two_resumes_started_at_once_never_run_a_transfer_twice(tmp_path: Path) 
     for trial in range(4):
         where = f"seed {SEED}, trial {trial}"
         folder = tmp_path / f"t{trial}"
-        tools = bank(folder)
+        bank(folder)
         kill = f"{rng.choice(['before', 'after'])}:{rng.randint(1, 5)}"
-        code, _, _ = finished(
-            toolslip(
-                "run", str(tools), "pay", "--model", f"{tools}:MODEL", "--approve", "yes", home=folder, BANK_KILL=kill
-            )
-        )
+        code, _, _ = pay_all(folder, BANK_KILL=kill)
         assert code == -signal.SIGKILL, where
         run_id = only_run(folder)
         victim = rng.choice(["", "", "before:1", "after:1"])  # sometimes one of the two dies as well
@@ -179,20 +185,8 @@ def test_two_resumes_started_at_once_never_run_a_transfer_twice(tmp_path: Path) 
 
 
 def test_approve_yes_does_not_rerun_an_interrupted_transfer_and_the_pause_says_how_to_decide(tmp_path: Path) -> None:
-    tools = bank(tmp_path)
-    code, _, _ = finished(
-        toolslip(
-            "run",
-            str(tools),
-            "pay",
-            "--model",
-            f"{tools}:MODEL",
-            "--approve",
-            "yes",
-            home=tmp_path,
-            BANK_KILL="after:2",
-        )
-    )
+    bank(tmp_path)
+    code, _, _ = pay_all(tmp_path, BANK_KILL="after:2")
     assert code == -signal.SIGKILL and ledger(tmp_path) == [
         "r1",
         "r2",
@@ -222,20 +216,8 @@ def test_approve_yes_does_not_rerun_an_interrupted_transfer_and_the_pause_says_h
 
 
 def test_rerun_interrupted_yes_runs_it_again_and_says_so(tmp_path: Path) -> None:
-    tools = bank(tmp_path)
-    finished(
-        toolslip(
-            "run",
-            str(tools),
-            "pay",
-            "--model",
-            f"{tools}:MODEL",
-            "--approve",
-            "yes",
-            home=tmp_path,
-            BANK_KILL="after:2",
-        )
-    )
+    bank(tmp_path)
+    pay_all(tmp_path, BANK_KILL="after:2")
     run_id = only_run(tmp_path)
     code, out, err = finished(
         toolslip("resume", run_id, "--approve", "yes", "--rerun-interrupted", "yes", home=tmp_path)
@@ -269,12 +251,8 @@ def test_a_live_run_cannot_be_resumed_and_ctrl_c_leaves_it_interrupted(tmp_path:
 
 
 def test_resume_prints_the_steps_and_its_stop_line_at_the_step_limit(tmp_path: Path) -> None:
-    tools = bank(tmp_path)
-    code, out, _ = finished(
-        toolslip(
-            "run", str(tools), "pay", "--model", f"{tools}:MODEL", "--approve", "yes", "--max-steps", "3", home=tmp_path
-        )
-    )
+    bank(tmp_path)
+    code, out, _ = pay_all(tmp_path, "--max-steps", "3")
     assert code == 3 and ledger(tmp_path) == ["r1", "r2"]
     run_id = only_run(tmp_path)
     code, out, _ = finished(toolslip("resume", run_id, "--approve", "yes", "--max-steps", "5", home=tmp_path))

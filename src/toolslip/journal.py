@@ -184,6 +184,7 @@ class Journal:
         self.recorder = _Recorder(self)
         self._leases: dict[str, Lease | None] = {}
         self._active: set[str] = set()
+        self._read: dict[str, list[Entry]] = {}
 
     def wrap(self, *hooks: Hook) -> list[Hook]:
         """``[replayer, *hooks, recorder]``: replays answer before other hooks; the record is the final word."""
@@ -240,11 +241,18 @@ class Journal:
         """Run ``run_id`` on from where its journal ends; ``agent`` must carry this journal's hooks."""
         if self.replayer not in agent.hooks or self.recorder not in agent.hooks:
             raise ConfigError("the agent does not carry this journal's hooks; build it with hooks=journal.wrap(...)")
-        if not any(e.kind == "start" for e in self.store.entries(run_id)):
+        if run_id in self._active:
+            raise RunBusy(f"run {run_id} is already being executed in this process")
+        held = run_id in self._leases
+        self.lease(run_id)  # before reading: what is read must not change under us
+        entries = self.store.entries(run_id)
+        recording = recording_from_entries(entries)
+        if recording is None:
+            if not held:
+                self.release(run_id)
             raise ConfigError(f"no run {run_id!r} in the journal; `toolslip runs` lists the runs it holds")
         self.replayer.decisions.update(as_decisions(decisions))
-        recording = self.recording(run_id)
-        assert recording is not None
+        self._read[run_id] = entries  # the replayer uses them instead of reading the run again
         return await agent.arun(recording.messages, run_id=run_id, on_event=on_event)
 
 
@@ -263,7 +271,7 @@ class _Replayer(Replay):
 
     def load(self, ctx: RunContext) -> Recording | None:
         self.journal._begin(ctx)  # the lease first: what is read must not change under us
-        entries = self.journal.store.entries(ctx.run_id)
+        entries = self.journal._read.pop(ctx.run_id, None) or self.journal.store.entries(ctx.run_id)
         recording = recording_from_entries(entries)
         ctx.state[_TALLY] = _tally(entries)
         if recording is not None:

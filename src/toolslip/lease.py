@@ -173,10 +173,11 @@ class Leases:
             lease.lost = self._holder(db, lease.run_id) or True
 
     def release(self, lease: Lease) -> None:
+        # The heartbeat thread is not woken: a run often ends just before the process does, and a daemon
+        # thread that wakes while the interpreter shuts down is how shutdown goes wrong.
         with self._wake:
             if self._held.get(lease.run_id) is lease:
                 del self._held[lease.run_id]
-            self._wake.notify()
         with contextlib.suppress(sqlite3.Error):  # a closed or broken journal: the lease expires on its own
             self.db.execute("DELETE FROM leases WHERE run_id = ? AND owner = ?", (lease.run_id, lease.owner))
 
@@ -186,11 +187,10 @@ class Leases:
         return {row[0]: Holder(**dict(zip(_COLUMNS.split(", "), row, strict=True))) for row in rows}
 
     def close(self) -> None:
+        """Release every lease; the heartbeat thread ends at its next beat."""
         self._closed = True
         for lease in list(self._held.values()):
             self.release(lease)
-        with self._wake:
-            self._wake.notify()
 
     def holder(self, run_id: str) -> Holder | None:
         return self._holder(self.db, run_id)

@@ -45,8 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import ToolslipError
+    from .interrupts import ctrl_c_held
 
-    args = build_parser().parse_args(argv)
+    try:
+        with ctrl_c_held():  # the commands' modules are imported here
+            parser = build_parser()
+    except KeyboardInterrupt:
+        print("toolslip: interrupted", file=sys.stderr)
+        return 130
+    args = parser.parse_args(argv)
     try:
         code: int = args.handler(args)
     except ToolslipError as exc:

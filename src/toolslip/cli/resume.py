@@ -26,6 +26,7 @@ from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED
 from .argtypes import at_least
 from .durable import add_rerun_option, add_run_options, hooks_from_args, rerun_approver_from_args
 from .files import load_tools_file
+from .interrupts import ctrl_c_held
 from .outcome import Outcome, pause_message
 from .render import Renderer
 from .runs import open_store
@@ -145,14 +146,15 @@ def is_model_file(spec: str | None) -> bool:
 def load_model(spec: str) -> Model:
     """``path/to/file.py:NAME`` loads a Model object from a Python file; anything else is a model string."""
     path, _, name = spec.rpartition(":")
-    if is_model_file(spec):
-        model = getattr(import_user_file(path, "model file"), name, None)
-        if model is None or not hasattr(model, "complete"):
-            raise ConfigError(f"{path} has no model named {name!r} (an object with an async complete(request))")
-        return model  # type: ignore[no-any-return]
-    from ..providers import resolve_model
+    with ctrl_c_held():  # a model file, or a provider's HTTP stack, is being imported
+        if not is_model_file(spec):
+            from ..providers import resolve_model
 
-    return resolve_model(spec)
+            return resolve_model(spec)
+        model = getattr(import_user_file(path, "model file"), name, None)
+    if model is None or not hasattr(model, "complete"):
+        raise ConfigError(f"{path} has no model named {name!r} (an object with an async complete(request))")
+    return model  # type: ignore[no-any-return]
 
 
 def exit_code(result: RunResult) -> int:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
 from .files import load_tools_file
+from .interrupts import ctrl_c_held
 from .mcp_option import add_mcp_option, mcp_sources
 from .outcome import Outcome
 from .render import Renderer
@@ -78,7 +79,8 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError("--max-steps must be at least 1")
     args.server_tools = [_server_tool(text) for text in args.server_tool]
     local_tools = load_tools_file(args.tools) if args.tools else None
-    model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
+    with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
+        model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)
