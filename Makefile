@@ -5,20 +5,50 @@ BIN    := $(VENV)/bin
 EXTRAS := dev,ray,report,local
 QUESTION ?= What's the weather in Beijing?
 
-.PHONY: venv system-deps run test check clean
+# llama-cpp-python has no Linux wheel on PyPI, so llama.cpp is compiled here, tuned for this CPU
+# (GGML_NATIVE: -march=native). An Intel CPU may advertise AMX while its OS or hypervisor grants no AMX
+# tile state; ggml's AMX kernels then die with SIGILL on the first batched decode (issue 14). So on
+# x86-64 AMX is switched off and the rest of the native tuning kept (gcc on aarch64 rejects these flags).
+# See docs/local-model.md, which also shows a portable build for a fleet of machines.
+LLAMA_VERSION := $(shell grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml | cut -d= -f3)
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CFLAGS ?= -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+endif
+# pip's wheel cache is keyed by the sdist's URL, not by CMAKE_ARGS or CFLAGS: a wheel built earlier with
+# other flags would be reused silently. So the wheel is built once with --no-cache-dir into a folder of
+# its own, named by what went into it (version, Python, flags, this CPU's feature list), next to pip's
+# cache so it persists wherever that does, and installed from there with --only-binary.
+LLAMA_ID := $(shell printf '%s|%s|%s|%s|%s' '$(LLAMA_VERSION)' "$$($(PYTHON) -c 'import sys; print(sys.version_info[:2])')" \
+	'$(LLAMA_CMAKE_ARGS)' '$(LLAMA_CFLAGS)' "$$(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null)" | cksum | cut -d' ' -f1)
+LLAMA_WHEELS := $(shell $(PYTHON) -m pip cache dir 2>/dev/null || echo $(HOME)/.cache/pip)/toolslip-llama/$(LLAMA_VERSION)-$(LLAMA_ID)
+
+.PHONY: venv llama-wheel system-deps run test check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# Reinstall only when the dependency list changes.
-$(VENV)/.installed-$(EXTRAS): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
-	# BFCL's function docs and questions as data only (its own dependencies are heavy and unused here)
-	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
+$(LLAMA_WHEELS)/built: | $(BIN)/python
+	@echo "building llama-cpp-python $(LLAMA_VERSION) from source (once per machine: 5-16 min on 2 cores)"
+	@echo "  CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' CFLAGS='$(LLAMA_CFLAGS)' into $(LLAMA_WHEELS)"
+	rm -rf $(LLAMA_WHEELS).tmp.$$$$ && CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' CFLAGS='$(LLAMA_CFLAGS)' CXXFLAGS='$(LLAMA_CFLAGS)' \
+		$(BIN)/pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS).tmp.$$$$ 'llama-cpp-python==$(LLAMA_VERSION)' \
+		&& mkdir -p $(LLAMA_WHEELS) && mv $(LLAMA_WHEELS).tmp.$$$$/*.whl $(LLAMA_WHEELS)/ && rm -rf $(LLAMA_WHEELS).tmp.$$$$
 	touch $@
 
-venv: $(VENV)/.installed-$(EXTRAS)
+llama-wheel: $(LLAMA_WHEELS)/built
+
+# Reinstall when the dependency list or the llama.cpp build changes; the second install replaces a
+# llama-cpp-python that an older Makefile (or pip's cache) put into this venv.
+$(VENV)/.installed-$(EXTRAS)-$(LLAMA_ID): pyproject.toml $(LLAMA_WHEELS)/built | $(BIN)/python
+	$(BIN)/pip install -q --find-links $(LLAMA_WHEELS) --only-binary llama-cpp-python -e '.[$(EXTRAS)]'
+	$(BIN)/pip install -q --no-deps --force-reinstall $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	# BFCL's function docs and questions as data only (its own dependencies are heavy and unused here)
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
+	rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(VENV)/.installed-$(EXTRAS)-$(LLAMA_ID)
 
 run: venv
 	$(BIN)/toolslip run examples/weather.py "$(QUESTION)"

@@ -1,20 +1,28 @@
-"""Cost of ``toolslip.convert`` on a whole conversation, for every pair of the four wire formats.
+"""Cost of ``toolslip.convert``: on real recorded traffic, and on one long conversation per pair of formats.
 
-A 100-message request (system prompt, question, then call/result pairs with text next to the calls) is
-written in each format; each round converts it to every format, interleaved so machine noise hits every
-pair alike. Prints the median microseconds per message for each pair, and next to it the cost of
-``json.loads(json.dumps(body))`` of the same body as a yardstick (what any JSON round trip costs).
+1. The real-traffic corpus (``tests/data/real_traffic``: 1,653 interactions recorded by five public
+   projects): each round converts every request and response body to each of the other formats
+   (``on_loss="drop"``, as the test does), and once more to its own. Prints conversions per second and
+   the median time per conversion over the rounds (client CPU, ``process_time``), with the spread.
+2. A 100-message request (system prompt, question, then call/result pairs with text next to the calls)
+   written in each format; each round converts it to every format, interleaved so machine noise hits every
+   pair alike. Prints the median microseconds per message for each pair, and next to it the cost of
+   ``json.loads(json.dumps(body))`` of the same body as a yardstick (what any JSON round trip costs).
 
-    python benchmarks/convert.py [--messages 100] [--rounds 15]
+    python benchmarks/convert.py [--messages 100] [--rounds 15] [--corpus-rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import itertools
 import json
 import statistics
+import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from formats import timed  # benchmarks/formats.py: the same timing loop
 
@@ -40,11 +48,44 @@ def conversation(n: int) -> Request:
     return Request(model="m", messages=tuple(messages[:n]), tools=(spec,), settings=Settings(max_tokens=512))
 
 
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "real_traffic"
+TARGETS = ("openai-chat", "openai-responses", "anthropic")
+
+
+def corpus_bodies() -> list[tuple[str, str, dict[str, Any]]]:
+    """(format, "request" | "response", body) for every body of the real-traffic corpus."""
+    out = []
+    for path in sorted(CORPUS.glob("*.jsonl.gz")):
+        for line in gzip.decompress(path.read_bytes()).splitlines():
+            rec = json.loads(line)
+            out += [(rec["format"], what, rec[what]) for what in ("request", "response") if rec[what] is not None]
+    return out
+
+
+def corpus(rounds: int) -> None:
+    bodies = corpus_bodies()
+    jobs = [(fmt, what, body, target) for fmt, what, body in bodies for target in {fmt, *TARGETS}]
+    per_round: list[float] = []
+    for _ in range(rounds):
+        start = time.process_time()
+        for fmt, what, body, target in jobs:
+            convert(body, from_=fmt, to=target, what=what, on_loss="drop")  # type: ignore[arg-type]
+        per_round.append(time.process_time() - start)
+    best, mid, worst = min(per_round), statistics.median(per_round), max(per_round)
+    print(f"real-traffic corpus: {len(bodies)} bodies, {len(jobs)} conversions a round, {rounds} rounds (CPU time)")
+    print(
+        f"  {len(jobs) / mid:,.0f} conversions/s; median {mid / len(jobs) * 1e3:.3f} ms per conversion "
+        f"(rounds {best / len(jobs) * 1e3:.3f}-{worst / len(jobs) * 1e3:.3f} ms)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--corpus-rounds", type=int, default=5)
     args = parser.parse_args()
+    corpus(args.corpus_rounds)
     request = conversation(args.messages)
     n = len(request.messages)
     bodies = {name: get_format(name).request_to_wire(request) for name in sorted(FORMATS)}

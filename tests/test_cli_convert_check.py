@@ -28,7 +28,7 @@ def test_convert_a_request_file(tmp_path: Path, capsys: pytest.CaptureFixture[st
     converted = json.loads(out)
     assert converted["tools"][0]["input_schema"] == body["tools"][0]["function"]["parameters"]
     assert converted["messages"][2]["content"][0]["type"] == "tool_result"
-    assert err == ""
+    assert err == "toolslip convert: lost settings.max_tokens: no max_tokens, which Anthropic requires (set to 1024)\n"
 
 
 def test_convert_reports_losses_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -38,13 +38,18 @@ def test_convert_reports_losses_on_stderr(tmp_path: Path, capsys: pytest.Capture
     out, err = capsys.readouterr()
     assert out == ""
     assert err == (
-        "toolslip convert: message.parts[0]: anthropic block 'thinking' cannot be expressed in openai-responses; "
-        "convert with on_loss='drop' (--on-loss drop) to leave it out, or 'mark' to leave a visible trace\n"
+        "toolslip convert: message.parts[0].signature: the reasoning's signature (only its text is carried) cannot "
+        "be expressed in openai-responses; convert with on_loss='drop' (--on-loss drop) to leave it out, or 'mark' "
+        "to leave a visible trace\n"
     )
     assert main(["convert", "--from", "anthropic", "--to", "openai-responses", "--on-loss", "drop", path]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["object"] == "response"
-    assert err.splitlines()[0] == "toolslip convert: lost message.parts[0]: anthropic block 'thinking' (dropped)"
+    assert json.loads(out)["output"][0]["type"] == "reasoning"  # the thinking text travels; its signature cannot
+    assert err.splitlines()[0] == (
+        "toolslip convert: lost message.parts[0].signature: the reasoning's signature (only its text is carried) "
+        "(dropped)"
+    )
 
 
 def test_check_lists_problems_and_fixes(

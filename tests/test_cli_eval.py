@@ -60,16 +60,18 @@ def test_report_and_compare_from_files(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 @pytest.mark.parametrize(
-    ("argv", "message"),
+    ("argv", "code", "message"),
     [
-        (["eval", "nope.py", "--model", "reference"], "toolslip eval: suite file 'nope.py' does not exist"),
-        (["eval", EXAMPLE, "--model", "flaky:x"], "bad model 'flaky:x': write flaky:P or flaky:P:E"),
-        (["eval", EXAMPLE, "--model", "flaky:2"], "p must be in [0, 1]"),
-        (["eval-report", "missing.jsonl"], "toolslip eval-report: results file 'missing.jsonl' does not exist"),
+        (["eval", "nope.py", "--model", "reference"], 1, "toolslip eval: suite file 'nope.py' does not exist"),
+        (["eval", EXAMPLE, "--model", "flaky:x"], 2, "bad model 'flaky:x': write flaky:P or flaky:P:E"),
+        (["eval", EXAMPLE, "--model", "flaky:2"], 2, "p must be in [0, 1]"),
+        (["eval-report", "missing.jsonl"], 1, "toolslip eval-report: results file 'missing.jsonl' does not exist"),
     ],
 )
-def test_bad_input_is_one_clear_sentence(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(argv) == 1
+def test_bad_input_is_one_clear_sentence(
+    argv: list[str], code: int, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == code  # 2: the command line is wrong; 1: a file it names is
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and err.count("\n") == 1
 

@@ -136,7 +136,7 @@ def test_run_options_build_the_hooks_in_order(tmp_path: Path) -> None:
     args = parser.parse_args(["--journal", str(tmp_path / "j.sqlite"), "--approve", "no", "--serial", "--model", "m"])
     replayer, dedup, approval, serial, repeats, recorder = hooks_from_args(args)
     assert isinstance(dedup, Dedup) and isinstance(approval, Approval) and isinstance(serial, SerialSideEffects)
-    assert isinstance(repeats, RepeatGuard) and repeats.max_repeats == 1
+    assert isinstance(repeats, RepeatGuard) and repeats.max_repeats == 0
     assert type(replayer).__name__ == "_Replayer" and type(recorder).__name__ == "_Recorder"
     assert recorder.journal.meta["model"] == "m"  # type: ignore[attr-defined]
     no_journal = hooks_from_args(parser.parse_args(["--no-journal"]))

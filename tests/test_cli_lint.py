@@ -54,7 +54,7 @@ def test_warnings_fail_only_when_asked(capsys: pytest.CaptureFixture[str], tmp_p
     [
         ("{not json", "is not valid JSON"),
         ("[]", "expected a non-empty JSON list"),
-        ('[{"name": "x"}]', "item 0 is neither an OpenAI Chat declaration"),
+        ('[{"description": "x"}]', "item 0 is not a tool declaration of any shape lint reads"),
         (
             '[{"name": "a", "input_schema": {}}, {"name": "x", "input_schema": 3}]',
             "tools.json[1].input_schema: expected",

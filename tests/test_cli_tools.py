@@ -29,7 +29,7 @@ def test_tools_table_and_its_errors(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["NAME", "EFFECTS", "OUTPUT", "TOKENS", "SOURCE"]  # exact: toktok-rs is installed
     assert out[1].split()[:3] == ["calc", "read_only", "trusted"] and out[-1].startswith("total: 2 tools")
-    assert main(["tools"]) == 1
+    assert main(["tools"]) == 2  # bad usage
     assert "give a tools file, --mcp CMD, or both" in capsys.readouterr().err
     assert main(["tools", "--mcp", "'unbalanced"]) == 1
     assert "cannot be split into words" in capsys.readouterr().err

@@ -29,17 +29,20 @@ def test_thinking_blocks_survive_anthropic_to_anthropic_byte_for_byte() -> None:
 
 def test_server_tool_blocks_to_openai_are_an_error_unless_dropped() -> None:
     wire = fixture("anthropic/thinking_images", "response")
-    with pytest.raises(CannotExpress, match=r"message\.parts\[0\]: anthropic block 'thinking' cannot be expressed"):
+    with pytest.raises(CannotExpress, match=r"message\.parts\[0\]\.signature: the reasoning's signature"):
         convert(wire, from_="anthropic", to="openai-chat")
     dropped = convert(wire, from_="anthropic", to="openai-chat", on_loss="drop")
     assert [str(loss) for loss in dropped.lost] == [
-        "message.parts[0]: anthropic block 'thinking' (dropped)",
+        "message.parts[0].signature: the reasoning's signature (only its text is carried) (dropped)",
         "message.parts[1]: anthropic block 'server_tool_use' (dropped)",
         "message.parts[2]: anthropic block 'web_search_tool_result' (dropped)",
+        "message.parts[4].citations: anthropic field 'citations' (dropped)",
     ]
+    message = dropped.data["choices"][0]["message"]
+    assert message["reasoning_content"] == wire["content"][0]["thinking"]  # the thinking text is translated
     marked = convert(wire, from_="anthropic", to="openai-chat", on_loss="mark").data
     content = marked["choices"][0]["message"]["content"]
-    assert content[0] == {"type": "text", "text": "[anthropic block 'thinking' left out]"}
+    assert content[0] == {"type": "text", "text": "[anthropic block 'server_tool_use' left out]"}
 
 
 def test_is_error_is_marked_in_content_and_reported() -> None:
@@ -62,11 +65,19 @@ def test_anthropic_needs_tools_when_the_history_has_tool_blocks() -> None:
 
 def test_foreign_request_fields_and_tools_are_reported() -> None:
     body = fixture("openai_responses/hosted_reasoning", "request")
-    with pytest.raises(CannotExpress, match=r"extra_tools: 2 openai-responses tool declaration\(s\)"):
+    with pytest.raises(
+        CannotExpress, match=r"extra_tools\[0\]: openai-responses tool declaration 'web_search_preview'"
+    ):
         convert(body, from_="openai-responses", to="anthropic")
     out = convert(body, from_="openai-responses", to="anthropic", on_loss="drop")
     assert [t["name"] for t in out.data["tools"]] == ["save_note"]
-    assert {loss.path for loss in out.lost} == {"extra_tools", "settings.extra"}
+    assert [loss.path for loss in out.lost] == [  # one entry per declaration and per field
+        "extra_tools[0]",
+        "extra_tools[1]",
+        "settings.extra.reasoning",
+        "settings.extra.include",
+        "settings.extra.store",
+    ]
 
 
 def test_chat_and_legacy_share_body_fields() -> None:

@@ -38,6 +38,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PAIRS = list(itertools.product(sorted(FORMATS), repeat=2))
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=30)
+RESULT = TEXT.filter(lambda t: not t.startswith("Error: "))
+"""Result text: in the formats with no error flag, "Error: ..." is how an error result is spelled."""
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000), TEXT)
 ARGS = st.dictionaries(NAMES, st.one_of(SCALAR, st.lists(SCALAR, max_size=3)), max_size=3)
 SCHEMA = st.builds(
@@ -69,7 +71,7 @@ def transcripts(draw: st.DrawFn, single_calls: bool) -> Request:
                 for _ in range(n)
             ]
             messages.append(Message.assistant(draw(st.one_of(st.just(""), TEXT)), calls))
-            messages.append(Message.tool([ToolResult(call_id=c.id, content=draw(TEXT)) for c in calls]))
+            messages.append(Message.tool([ToolResult(call_id=c.id, content=draw(RESULT)) for c in calls]))
         messages.append(Message.assistant(draw(TEXT)))
     choice = draw(st.sampled_from([None, "auto", "none", UseTool(tools[0].name)]))
     temperature = draw(st.one_of(st.none(), st.floats(0, 2, allow_nan=False)))

@@ -16,6 +16,7 @@ from toolslip.messages import (
     Message,
     ModelResponse,
     ProviderPart,
+    Reasoning,
     Request,
     Settings,
     Text,
@@ -91,8 +92,10 @@ def test_thinking_server_tools_and_images_survive_byte_for_byte() -> None:
         url="https://upload.wikimedia.org/wikipedia/commons/a/a7/Camponotus_flavomarginatus_ant.jpg",
     )
     thinking, redacted, call = assistant.parts
-    assert thinking == ProviderPart(format="anthropic", data=body["messages"][1]["content"][0])
-    assert isinstance(redacted, ProviderPart) and isinstance(call, ToolCall)
+    block = body["messages"][1]["content"][0]
+    assert thinking == Reasoning(text=block["thinking"], signature=block["signature"], source="anthropic")
+    redacted_block = body["messages"][1]["content"][1]
+    assert redacted == Reasoning(encrypted=redacted_block["data"], source="anthropic") and isinstance(call, ToolCall)
     wire_again = fmt.request_to_wire(request)
     assert json.dumps(wire_again["messages"][1]["content"][:2]) == json.dumps(body["messages"][1]["content"][:2])
     assert tool.tool_results[0].content == (
@@ -101,7 +104,7 @@ def test_thinking_server_tools_and_images_survive_byte_for_byte() -> None:
     )
     response = fmt.response_from_wire(fixture["response"])
     assert [type(p).__name__ for p in response.message.parts] == [
-        "ProviderPart",
+        "Reasoning",
         "ProviderPart",
         "ProviderPart",
         "Text",
@@ -120,7 +123,7 @@ def test_neutral_history_is_spelled_the_anthropic_way() -> None:
             Message.user("Q"),
             Message.assistant("", [ToolCall(id="c1", name="f", arguments=None, raw_arguments="{oops")]),
             Message.tool([ToolResult(call_id="c1", content="bad JSON", is_error=True)]),
-            Message.system("S2"),  # OpenAI allows a system message anywhere; Anthropic has one place for it
+            Message.system("S2"),  # later in the conversation: it stays there, as role "system"
             Message(role="user", parts=(Text(text="look"), ProviderPart(format="openai-chat", data={"type": "x"}))),
         ),
         tools=(ToolSpec(name="f", description="does f", parameters={"type": "object"}, strict=True),),
@@ -129,7 +132,7 @@ def test_neutral_history_is_spelled_the_anthropic_way() -> None:
     assert fmt.request_to_wire(request) == {
         "model": "m",
         "max_tokens": 1024,
-        "system": [{"type": "text", "text": "S1"}, {"type": "text", "text": "S2"}],
+        "system": "S1",
         "messages": [
             {"role": "user", "content": "Q"},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]},
@@ -137,6 +140,7 @@ def test_neutral_history_is_spelled_the_anthropic_way() -> None:
                 "role": "user",
                 "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "bad JSON", "is_error": True}],
             },
+            {"role": "system", "content": "S2"},
             {"role": "user", "content": [{"type": "text", "text": "look"}]},
         ],
         "tools": [{"name": "f", "description": "does f", "input_schema": {"type": "object"}, "strict": True}],
@@ -195,7 +199,7 @@ def test_a_neutral_response_is_a_valid_message() -> None:
     [
         (lambda b: b["messages"][1]["content"][1].update(input="{}"), "messages[1].content[1].input"),
         (lambda b: b["messages"][2]["content"][0].pop("tool_use_id"), "messages[2].content[0].tool_use_id"),
-        (lambda b: b["messages"][0].update(role="system"), "messages[0].role"),
+        (lambda b: b["messages"][0].update(role="tool"), "messages[0].role"),
         (lambda b: b["tools"][0].update(input_schema=[]), "tools[0].input_schema"),
     ],
 )

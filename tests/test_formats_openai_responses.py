@@ -14,6 +14,7 @@ from toolslip.messages import (
     Message,
     ModelResponse,
     ProviderPart,
+    Reasoning,
     Request,
     Settings,
     Text,
@@ -74,7 +75,9 @@ def test_hosted_items_and_reasoning_are_kept_verbatim() -> None:
         "tool_call",
         "tool_call",
     ]
-    assert assistant.parts[0] == ProviderPart(format="openai-responses", data=fixture["followup"]["input"][2])
+    item = fixture["followup"]["input"][2]
+    summary, encrypted = item["summary"][0]["text"], item["encrypted_content"]
+    assert assistant.parts[0] == Reasoning(text=summary, encrypted=encrypted, source="openai-responses")
     assert assistant.tool_calls[1].arguments is None  # "not json" kept raw, so the loop can answer with an error
     assert followup.messages[3].tool_results[1].content == (Text(text="Error: the arguments are not JSON"),)
     assert followup.messages[0].role == "system"  # a developer message

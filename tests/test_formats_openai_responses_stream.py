@@ -21,7 +21,7 @@ from toolslip.errors import ProviderError
 from toolslip.formats import openai_responses
 from toolslip.formats.openai_responses_stream import Accumulator, response_to_events
 from toolslip.formats.sse import SSEDecoder, encode
-from toolslip.messages import Message, ModelResponse, ProviderPart, Text, ToolCall, Usage
+from toolslip.messages import Message, ModelResponse, ProviderPart, Reasoning, Text, ToolCall, Usage
 from toolslip.streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk
 
 STREAMS = Path(__file__).parent / "fixtures" / "streams"
@@ -180,11 +180,12 @@ def test_reasoning_tokens_and_summary_survive_the_stream() -> None:
     raw, expected = recorded("openai_responses_text")
     _, response = run([raw])
     reasoning = response.message.parts[0]
-    assert isinstance(reasoning, ProviderPart) and reasoning.data["summary"][0]["text"].startswith("**Adding up**")
+    assert isinstance(reasoning, Reasoning) and reasoning.text.startswith("**Adding up**")
     assert response.message.text == "一共 3002.6 元，每人 750.65 元。"
     wire = openai_responses.response_to_wire(response)
     assert wire["usage"]["output_tokens_details"] == {"reasoning_tokens": 44}
-    assert response.usage == expected.usage == Usage(input_tokens=146, output_tokens=75, cache_read_tokens=256)
+    assert response.usage == expected.usage
+    assert response.usage == Usage(input_tokens=146, output_tokens=75, cache_read_tokens=256, reasoning_tokens=44)
 
 
 def test_a_terminal_response_without_output_gets_the_streamed_items() -> None:

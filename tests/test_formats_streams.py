@@ -25,7 +25,7 @@ from toolslip.formats import (
     openai_responses_stream,
 )
 from toolslip.formats.sse import SSEDecoder, encode
-from toolslip.messages import Message, ModelResponse, ProviderPart, Text, ToolCall, Usage
+from toolslip.messages import Message, ModelResponse, Reasoning, Text, ToolCall, Usage
 from toolslip.streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk
 
 STREAMS = Path(__file__).parent / "fixtures" / "streams"
@@ -120,7 +120,7 @@ def test_anthropic_events_announce_each_call_and_complete_it_at_its_block_stop()
 def test_thinking_signature_and_server_tool_blocks_are_kept_verbatim() -> None:
     _, thinking = run("anthropic_thinking", [recorded("anthropic_thinking")[0]])
     first = thinking.message.parts[0]
-    assert isinstance(first, ProviderPart) and first.data["signature"].startswith("EqQB")
+    assert isinstance(first, Reasoning) and first.signature is not None and first.signature.startswith("EqQB")
     _, search = run("anthropic_web_search", [recorded("anthropic_web_search")[0]])
     assert search.usage.server_tool_use == {"web_search_requests": 1, "web_fetch_requests": 0}
     assert search.usage.input_tokens == 10682  # message_delta's cumulative count replaces message_start's

@@ -56,14 +56,21 @@ def test_overlap_needs_a_signpost_on_one_side() -> None:
     assert "overlap" not in rules(a, signposted)
 
 
-def test_no_usage_boundary_only_for_tools_with_neighbours() -> None:
+def test_no_usage_boundary_when_only_one_of_two_alike_tools_signposts() -> None:
+    a = spec("get_order", "Get one order by its id, with its items and status. An unknown id returns 'not found'.")
+    b = spec("fetch_order", "Fetch one order by its id with its payments. For items and status use get_order instead.")
+    found = lint([a, b], cost=False).findings
+    assert {f.tool for f in found if f.rule == "no-usage-boundary"} == {"get_order"}
+    assert "overlap" not in {f.rule for f in found}  # one side names the other
+    bounded = spec("get_order", a.description + " Use only when you need the items; for payments, fetch_order.")
+    assert "no-usage-boundary" not in rules(bounded, b)
+    assert "no-usage-boundary" not in rules(a)  # alone, there is nothing to confuse it with
+
+
+def test_list_and_get_of_one_object_are_not_neighbours() -> None:
     a = spec("get_order_by_id", "Get the full details of one order. An unknown id returns nothing.")
     b = spec("list_orders", "List the orders of a user in a date range. No orders returns an empty list.")
-    found = lint([a, b], cost=False).findings
-    assert {f.tool for f in found if f.rule == "no-usage-boundary"} == {"get_order_by_id", "list_orders"}
-    bounded = spec("get_order_by_id", a.description + " Use only when you have an order id.")
-    assert {f.tool for f in lint([bounded, b], cost=False).findings if f.rule == "no-usage-boundary"} == {"list_orders"}
-    assert "no-usage-boundary" not in rules(a)  # alone, there is nothing to confuse it with
+    assert not rules(a, b) & {"overlap", "no-usage-boundary"}
 
 
 def test_param_undescribed() -> None:
@@ -187,9 +194,10 @@ def test_seed_bloated_order_tools_are_flagged() -> None:
     flagged = {f.tool for f in report.findings if f.rule == "overlap"} | {
         f.other for f in report.findings if f.rule == "overlap"
     }
-    assert {"search_orders", "query_orders", "find_order", "get_order_list", "order_lookup"} <= flagged
+    assert {"search_orders", "query_orders", "find_order", "order_lookup"} <= flagged  # one job, four names
+    assert "get_order_list" not in flagged  # it lists; the searches search: a boundary, not a guess
     assert report.errors >= 5
-    assert {f.tool for f in report.findings if f.rule == "no-usage-boundary"} == set(report.tools)
+    assert "list_user_orders" not in flagged  # by phone: the object is the user's, the name says so
 
 
 def test_seed_clean_two_tool_version_passes() -> None:
@@ -231,3 +239,83 @@ def test_disable_for_a_tool_that_is_not_there_is_an_error() -> None:
     lint([fx], disable=["fx:description-short"])  # a tool that exists: fine
     with pytest.raises(ConfigError, match="disable 'fz:description-short': no tool of that name; tools are: fx"):
         lint([fx], disable=["fz:description-short"])
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("查询天气", "characters outside a-z"),
+        ("get weather", "characters outside a-z"),
+        ("weather.current", "characters outside a-z"),
+        ("x" * 65, "is 65 characters"),
+    ],
+)
+def test_name_invalid_per_provider(name: str, why: str) -> None:
+    (finding,) = [f for f in lint([spec(name, GOOD)], cost=False).findings if f.rule == "name-invalid"]
+    assert why in finding.message and "openai-chat" in finding.message
+    assert ("anthropic" in finding.message) == (len(name) <= 64 or len(name) > 128 or not name.isascii())
+
+
+def test_a_name_anthropic_takes_but_openai_does_not() -> None:
+    (finding,) = [f for f in lint([spec("x" * 100, GOOD)], cost=False).findings if f.rule == "name-invalid"]
+    assert "openai-chat" in finding.message and "anthropic" not in finding.message
+
+
+def test_name_duplicate() -> None:
+    a, b = spec("get_air_quality", "Air quality index now."), spec("get_air_quality", "Air quality next 24 hours.")
+    duplicates = [f for f in lint([a, b], cost=False).findings if f.rule == "name-duplicate"]
+    assert len(duplicates) == 1 and "2 declarations are named 'get_air_quality'" in duplicates[0].message
+    assert "name-duplicate" not in rules(a, spec("get_air_quality_forecast", "Air quality next 24 hours."))
+
+
+def test_description_vague() -> None:
+    vague = (
+        "This powerful and flexible tool helps you handle many different kinds of tasks and operations in an "
+        "efficient and simple way, supporting all of your various needs."
+    )
+    assert "description-vague" in rules(spec("do_work", vague))
+    concrete = "List all the servers in the environment of the given server type; with no type, all servers are listed."
+    assert "description-vague" not in rules(spec("list_servers", concrete))
+
+
+def test_overlap_in_other_words() -> None:
+    city = {"type": "string", "description": "City name in English, e.g. 'Paris'."}
+    per_day = "for the next 7 days: temperature and rain per day."
+    a = spec("get_forecast", f"Weather forecast for a city {per_day}", city=city)
+    b = spec("weather_outlook", f"Weather outlook of a city {per_day}", city=city)
+    assert "overlap" in rules(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (("SearchHouse", "Search houses to rent in a city."), ("BookHouse", "Book a house found with SearchHouse.")),
+        (("git_create_branch", "Create a branch from a start point."), ("git_branch", "List the local branches.")),
+        (("set_table_width", "Set the width of a table."), ("set_table_column_width", "Set the width of a column.")),
+    ],
+)
+def test_no_overlap_for_other_jobs_or_other_objects(a: tuple[str, str], b: tuple[str, str]) -> None:
+    assert "overlap" not in rules(spec(*a), spec(*b))
+
+
+def test_param_closed_set_in_prose_but_not_in_examples() -> None:
+    def closed(text: str) -> bool:
+        return "param-closed-set" in rules(spec("convert", GOOD, p={"type": "string", "description": text}))
+
+    assert closed("Priority level: low, medium or high")
+    assert closed("Which branches: ('local'), ('remote') or ('all')")
+    assert closed("Options include 'breakfast', 'lunch', 'dinner', or 'snack'.")
+    assert not closed("IANA timezone name (e.g., 'America/New_York', 'Europe/London').")
+    assert not closed("The date of the journey, in the format 'MM/DD/YYYY'.")
+    assert not closed("The language. Options include 'Hindi', 'English', 'Punjabi', etc.")
+
+
+def test_param_format_false_alarms_from_the_issue() -> None:
+    volume = {"type": "integer", "description": "Volume to set when the song starts, between 0 (mute) and 100."}
+    max_length = {"type": "integer", "description": "Maximum number of characters to return."}
+    assert "param-format-implicit" not in rules(spec("convert", GOOD, volume=volume, max_length=max_length))
+
+
+def test_empty_result_only_for_searches_and_lists() -> None:
+    assert "empty-result-unstated" not in rules(spec("get_current_time", "Get current time in a specific timezone"))
+    assert "empty-result-unstated" in rules(spec("Trains_1_FindTrains", "Finds available trains for a route and date."))

@@ -33,13 +33,44 @@ async def test_an_identical_call_is_answered_from_the_earlier_result() -> None:
     tools, runs = weather_tools()
     model = ScriptedModel([call("get_weather", city="北京"), call("get_weather", city="北京"), "28 degrees"])
     events: list[Event] = []
-    result = await Agent(model=model, tools=tools, hooks=[RepeatGuard()]).arun("weather?", on_event=events.append)
+    guard = RepeatGuard(max_repeats=1)  # so the third request still shows the repeat's answer
+    result = await Agent(model=model, tools=tools, hooks=[guard]).arun("weather?", on_event=events.append)
     assert result.output == "28 degrees"
     assert runs == ["北京"]
     repeated = next(iter(last_results(model.requests[2]).values()))
     assert "not run again" in repeated and '"temp": 28' in repeated
     notes = [e.note for e in events if isinstance(e, ToolFinished)]
     assert notes == ["", "repeated call answered from the earlier result"]
+
+
+async def test_by_default_the_step_after_the_first_repeat_must_answer() -> None:
+    """The weather demo's shape: call, repeat, forced answer: 3 model calls, not 4."""
+    tools, runs = weather_tools()
+    model = ScriptedModel([call("get_weather", city="北京"), call("get_weather", city="北京"), "28 degrees"])
+    result = await Agent(model=model, tools=tools, hooks=[RepeatGuard()]).arun("weather?")
+    assert [r.settings.tool_choice for r in model.requests] == [None, None, "none"]
+    assert result.steps == 3 and result.output == "28 degrees" and runs == ["北京"]
+    # The forced request leaves out the repeated call and its remembered answer, and asks for the answer
+    # after the one real result; the transcript keeps everything.
+    forced = model.requests[2].messages
+    assert [m.role for m in forced] == ["user", "assistant", "tool"]
+    assert forced[1].tool_calls[0].id == result.messages[1].tool_calls[0].id
+    assert forced[2].tool_results[0].text == '{"city": "北京", "temp": 28, "unit": "celsius"}'
+    assert forced[2].text == RepeatGuard().answer_prompt
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert "not run again" in result.messages[4].tool_results[0].text
+
+
+async def test_a_turn_with_a_new_call_stays_in_the_forced_request() -> None:
+    tools, runs = weather_tools()
+    model = ScriptedModel(
+        [call("get_weather", city="北京"), [call("get_weather", city="北京"), call("get_weather", city="上海")], "done"]
+    )
+    await Agent(model=model, tools=tools, hooks=[RepeatGuard()]).arun("weather?")
+    forced = model.requests[2]
+    assert forced.settings.tool_choice == "none" and runs == ["北京", "上海"]
+    assert [m.role for m in forced.messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert [len(m.tool_results) for m in forced.messages if m.role == "tool"] == [1, 2]  # every call keeps its result
 
 
 async def test_defaults_and_key_order_do_not_hide_a_repeat() -> None:

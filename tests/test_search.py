@@ -1,12 +1,13 @@
 """Tool search: the analyzer, the BM25 index, Toolbox.search, the tool_search loop mode and BFCL recall."""
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from toolslip import Agent, Tool, Toolbox, ToolSearch, ToolSpec, tool
-from toolslip.errors import ToolDefinitionError
+from toolslip.errors import ConfigError, ToolDefinitionError
 from toolslip.search import ToolIndex, terms
 from toolslip.testing import ScriptedModel, call
 
@@ -127,7 +128,7 @@ async def test_tool_search_mode_explains_bad_and_empty_queries() -> None:
     result = await agent.arun("?")
     missing, empty = result.messages[2].tool_results[0], result.messages[4].tool_results[0]
     assert missing.is_error and "needs a 'query' string" in missing.text
-    assert not empty.is_error and "No tool matches 'zebra giraffe'" in empty.text
+    assert not empty.is_error and "No tool fits 'zebra giraffe'" in empty.text and "ask the user" in empty.text
     assert [t.name for t in model.requests[2].tools] == ["tool_search"]
 
 
@@ -139,13 +140,51 @@ async def test_a_correctly_guessed_tool_runs_and_is_offered_next() -> None:
     assert [t.name for t in model.requests[1].tools] == ["tool_search", "get_weather"]
 
 
-@pytest.mark.parametrize(
-    ("hook", "message"), [(ToolSearch(name="calc"), "search tool's name"), (ToolSearch(pinned=["nope"]), "'nope'")]
-)
-async def test_tool_search_configuration_errors(hook: ToolSearch, message: str) -> None:
-    agent = Agent(model=ScriptedModel(["x"]), tools=Toolbox([calc]), hooks=[hook])
-    with pytest.raises(ToolDefinitionError, match=message):
+def test_a_tool_named_like_the_search_tool_fails_when_the_agent_is_built() -> None:
+    with pytest.raises(ToolDefinitionError, match="search tool's name; pass ToolSearch"):
+        Agent(model=ScriptedModel(["x"]), tools=Toolbox([calc]), hooks=[ToolSearch(name="calc")])
+
+
+async def test_a_tool_added_later_with_the_search_tool_name_fails_at_the_first_request() -> None:
+    box = Toolbox([calc])
+    agent = Agent(model=ScriptedModel(["x"]), tools=box, hooks=[ToolSearch(name="get_weather")])
+    box.add(get_weather)
+    with pytest.raises(ToolDefinitionError, match="search tool's name"):
         await agent.arun("?")
+
+
+async def test_an_unknown_pinned_tool_fails_at_the_first_request() -> None:
+    agent = Agent(model=ScriptedModel(["x"]), tools=Toolbox([calc]), hooks=[ToolSearch(pinned=["nope"])])
+    with pytest.raises(ToolDefinitionError, match="'nope'"):
+        await agent.arun("?")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"k": 0}, "k=...) must be a whole number"),
+        ({"k": -1}, "k=...) must be a whole number"),
+        ({"k": 2.5}, "k=...) must be a whole number"),
+        ({"floor": -1}, "floor=...) must be a score"),
+        ({"name": "tool search"}, "1 to 64 letters"),
+        ({"name": "查找工具"}, "1 to 64 letters"),
+        ({"name": "x" * 65}, "1 to 64 letters"),
+    ],
+)
+def test_tool_search_settings_are_checked_when_built(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        ToolSearch(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("k", [0, -1, True, 1.5])
+def test_index_search_rejects_a_k_that_is_not_a_positive_count(k: object) -> None:
+    with pytest.raises(ConfigError, match="k must be a whole number"):
+        ToolIndex(SPECS).search("weather", k)  # type: ignore[arg-type]
+
+
+def test_index_search_k_is_the_most_it_returns() -> None:
+    index = ToolIndex(SPECS)
+    assert [len(index.search("weather currency email orders 订单", k)) for k in (1, 2, 3, 4, 10)] == [1, 2, 3, 4, 4]
 
 
 def test_search_tool_passes_the_linter() -> None:

@@ -322,11 +322,11 @@ def test_describe_reports_errors_fetches_code_and_hosted_items() -> None:
 def test_a_bad_server_tool_option_is_one_sentence(
     option: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from toolslip.cli import EXIT_ERROR, main
+    from toolslip.cli import EXIT_USAGE, main
 
     tools = tmp_path / "tools.py"
     tools.write_text("")
-    assert main(["run", str(tools), "question", "--server-tool", option]) == EXIT_ERROR
+    assert main(["run", str(tools), "question", "--server-tool", option]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
@@ -391,6 +391,7 @@ async def test_serve_answers_server_tools_in_each_providers_error_format() -> No
             "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
             "or send it to the provider.",
         },
+        "request_id": bad_claude.value.request_id,  # Anthropic's error bodies carry the request-id header's value
     }
     assert bad_openai.value.status_code == 400
     error = bad_openai.value.body
@@ -508,7 +509,7 @@ def test_toolslip_run_shows_server_blocks_and_counts_searches(
     out = capsys.readouterr().out
     assert "[step 1] web_search(query='claude shannon birth date') [server]\n" in out
     assert "[step 1]   -> 2 results: en.wikipedia.org, britannica.com\n" in out
-    assert "tool calls, 1 web_search_requests; run " in out
+    assert "1 tool call, 1 web_search_requests; run " in out
     assert seen[0].server_tools == (server_tool("web_search", max_uses=3),)
 
 

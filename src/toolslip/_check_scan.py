@@ -284,6 +284,11 @@ def scan_openai_responses(items: list[Any], scan: Scan) -> None:
         if kind == "function_call":
             scan.add(i, "calls").calls.append((str(item.get("call_id") or ""), f"input[{i}]", i))
             _arguments_text(scan, item, "arguments", i, f"input[{i}].arguments")
+        elif kind == "tool_search_call" and item.get("execution") == "client":
+            # A tool search the client runs: answered like a call, by its call_id.
+            scan.add(i, "calls").calls.append((str(item.get("call_id") or ""), f"input[{i}]", i))
+        elif kind == "tool_search_output" and item.get("execution") == "client":
+            scan.add(i, "results").results.append((str(item.get("call_id") or ""), f"input[{i}]", i))
         elif kind == "function_call_output":
             scan.add(i, "results").results.append((str(item.get("call_id") or ""), f"input[{i}]", i))
         elif kind == "message" and item.get("role") == "tool":

@@ -73,13 +73,14 @@ def check(data: object, fmt: str | None = None, *, fix: bool = False) -> CheckRe
     SCANNERS[fmt](items, scan)
     if body is not None:
         _check_tools(body, fmt, scan)
-        if any(t.kind != "other" for t in scan.turns) and not body.get(_TOOLS_KEY.get(fmt, "tools")):
+        # OpenAI takes a history with calls and no tools (a last step that must answer in words);
+        # Anthropic rejects it with an HTTP 400.
+        if fmt == "anthropic" and any(t.kind != "other" for t in scan.turns) and not body.get("tools"):
             scan.problem(
                 None,
-                _TOOLS_KEY.get(fmt, "tools"),
+                "tools",
                 "tools_dropped",
-                "the history holds tool calls but this request declares no tools (Anthropic rejects it; "
-                "others stop offering tools)",
+                "the history holds tool blocks but this request declares no tools, which Anthropic rejects",
                 "send the same tools as the first request",
             )
     _check_pairing(scan.turns, scan)
@@ -191,7 +192,11 @@ def _check_tools(body: Json, fmt: str, scan: Scan) -> None:
 
 def _declaration(tool: Json, fmt: str, path: str, scan: Scan) -> Json | None:
     """The function declaration inside ``tool`` after undoing spelling mix-ups (None for server tools)."""
-    wrapped = tool.get("type") == "function" and isinstance(tool.get("function"), dict)
+    if fmt != "anthropic" and tool.get("type", "function") != "function":
+        # A hosted or provider tool (web_search, openrouter:web_search, a client tool_search): the
+        # provider defines it, so its name and shape are the provider's business.
+        return None
+    wrapped = isinstance(tool.get("function"), dict)  # Mistral leaves out "type"
     wants_wrapper = fmt == "openai-chat"
     if wrapped != wants_wrapper and (wrapped or "parameters" in tool or "input_schema" in tool):
         how = 'wrap it as {"type": "function", "function": {...}}' if wants_wrapper else 'unwrap "function"'

@@ -58,6 +58,12 @@ class ToolAnswer:
 class Hook:
     """Subclass and override what you need; every method defaults to doing nothing."""
 
+    def check(self, tools: Toolbox) -> None:
+        """Called when an :class:`~toolslip.Agent` is built with this hook: raise for a setup that cannot
+        work, so it fails there and not at the first request. ``tools`` may still be empty (an MCP server
+        lists its tools only once entered)."""
+        return None
+
     async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
         """Reshape what is sent (which tools are offered, tool_choice, how results are shown)."""
         return request

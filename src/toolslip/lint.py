@@ -7,10 +7,13 @@ and a concrete suggestion; errors make ``toolslip lint`` exit non-zero so it can
 Rules (``RULES`` holds the same list):
 
 =========================== ======== ==========================================================
+name-invalid                error    a provider rejects the name (``查询天气``, a space, a dot, over 64 characters)
+name-duplicate              error    two declarations share a name: the model cannot tell them apart
 description-missing         error    no description at all
 description-restates-name   error    the description only repeats the name ("Search orders.")
-description-short           warning  under 5 words (a CJK character counts half a word)
-overlap                     error    two tools so alike that the choice is a guess, and neither names the other
+description-short           warning  under 4 words (a CJK character counts half a word)
+description-vague           warning  12 words or more that name nothing but the tool's own name and filler
+overlap                     error    two tools doing the same to alike objects, and neither names the other
 no-usage-boundary           warning  a tool with a similar neighbour says neither when to use it nor when not
 param-undescribed           warning  a parameter without a description
 param-closed-set            warning  free text whose description lists the allowed values: make it an enum
@@ -28,6 +31,7 @@ declarations from any wire format or an MCP server (pass ``effects`` when the se
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -37,6 +41,7 @@ from ._text import terms
 from .effects import Effect
 from .errors import ConfigError
 from .messages import ToolSpec
+from .schema import name_pattern
 from .tokens import CONTEXT_WINDOWS, CostReport, declaration_cost
 from .tools import Tool
 
@@ -55,9 +60,12 @@ class Rule:
 RULES: Mapping[str, Rule] = {
     rule.id: rule
     for rule in (
+        Rule(id="name-invalid", severity="error", summary="a provider rejects the tool's name"),
+        Rule(id="name-duplicate", severity="error", summary="two declarations share a name"),
         Rule(id="description-missing", severity="error", summary="the tool has no description"),
         Rule(id="description-restates-name", severity="error", summary="the description only repeats the name"),
-        Rule(id="description-short", severity="warning", summary="the description is under 5 words"),
+        Rule(id="description-short", severity="warning", summary="the description is under 4 words"),
+        Rule(id="description-vague", severity="warning", summary="a long description that says nothing concrete"),
         Rule(id="overlap", severity="error", summary="two tools are so alike that the choice is ambiguous"),
         Rule(id="no-usage-boundary", severity="warning", summary="a tool with a neighbour has no usage boundary"),
         Rule(id="param-undescribed", severity="warning", summary="a parameter has no description"),
@@ -70,9 +78,13 @@ RULES: Mapping[str, Rule] = {
     )
 }
 
-OVERLAP, NEIGHBOUR = 0.55, 0.3
-"""Similarity (see ``_lint_rules.similarity``) from which two tools are ambiguous, or neighbours."""
+_NAME_PATTERNS = {fmt: re.compile(name_pattern(fmt)) for fmt in ("openai-chat", "anthropic")}
+OVERLAP, NEIGHBOUR, SYNONYMOUS = 0.6, 0.45, 0.6
+"""Similarity (see ``_lint_rules.similarity``) from which two tools doing the same to one object overlap, and
+from which they are neighbours, and from which names with other words may still name one object."""
 TOOL_BUDGET, SET_SHARE = 1000, 0.05
+SHORT = 4
+"""A description under this many words (a CJK character counts half) is too short to add to the name."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,7 +185,7 @@ def lint(
     if strangers:  # a typo in the tool name would silently disable nothing
         raise ConfigError(f"disable {strangers[0]!r}: no tool of that name; tools are: {', '.join(names)}")
     report = declaration_cost([s.spec for s in subjects]) if cost and subjects else None
-    findings = [*_per_tool(subjects), *_pairs(subjects), *(_cost(report) if report else ())]
+    findings = [*_names(subjects), *_per_tool(subjects), *_pairs(subjects), *(_cost(report) if report else ())]
     order = {s.spec.name: i for i, s in enumerate(subjects)}
     findings.sort(key=lambda f: (order.get(f.tool, len(order)), f.severity != "error"))
     kept = tuple(f for f in findings if f.rule not in off and f"{f.tool}:{f.rule}" not in off)
@@ -203,6 +215,35 @@ def _finding(
     )
 
 
+def _names(subjects: list[_Subject]) -> Iterator[Finding]:
+    """Names each provider rejects (its own pattern), and names declared twice."""
+    seen: dict[str, int] = {}
+    for s in subjects:
+        name = s.spec.name
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] == 2:
+            yield _finding(
+                "name-duplicate",
+                name,
+                f"{sum(t.spec.name == name for t in subjects)} declarations are named {name!r}: the model cannot "
+                "tell them apart, and OpenAI and Anthropic reject a request with duplicate tool names",
+                name,
+                "rename one of them after what it does differently, or merge them into one tool",
+            )
+        rejected = [(fmt, pattern) for fmt, pattern in _NAME_PATTERNS.items() if not pattern.match(name)]
+        if seen[name] == 1 and rejected:
+            providers = "; ".join(f"{fmt} ({pattern.pattern})" for fmt, pattern in rejected)
+            plain = name.isascii() and r.NAME_CHARS.fullmatch(name)
+            why = f"is {len(name)} characters" if plain else "has characters outside a-z, A-Z, 0-9, _ and -"
+            yield _finding(
+                "name-invalid",
+                name,
+                f"the name {why}, so these reject it: {providers}",
+                name,
+                "rename it (letters, digits, _ and -, at most 64), or let toolslip.schema.NameMap map it per provider",
+            )
+
+
 def _per_tool(subjects: list[_Subject]) -> Iterator[Finding]:
     for s in subjects:
         yield from _description(s)
@@ -229,15 +270,23 @@ def _description(s: _Subject) -> Iterator[Finding]:
             text,
             "say what it returns, which inputs it needs, and when another tool fits better",
         )
-    elif r.size(text) < 5:
+    elif r.vague(name, text):
+        yield _finding(
+            "description-vague",
+            name,
+            "the description is long but names nothing the tool works on or returns beyond its own name",
+            text,
+            "say what it takes, what it returns, and when to use it instead of its neighbours, in concrete words",
+        )
+    elif r.size(text) < SHORT:
         yield _finding(
             "description-short",
             name,
-            f"the description is {r.size(text):g} words long",
+            f"the description is {r.size(text):g} words long: it cannot say more than the name",
             text,
             'add when to use it ("use only when ..."), what it returns, and what an empty result means',
         )
-    if r.side_effecting(name, s.effects) and not r.STATES_CHANGE.search(text):
+    if r.side_effecting(name, s.effects, text) and not r.STATES_CHANGE.search(text):
         yield _finding(
             "side-effect-unstated",
             name,
@@ -260,10 +309,11 @@ def _parameters(s: _Subject) -> Iterator[Finding]:
     name = s.spec.name
     found = list(r.params(s.spec.parameters))
     siblings = " ".join(p.path for p in found)
+    names = frozenset(p.path.rsplit(".", 1)[-1] for p in found)
     for p in found:
         described = p.schema.get("description")
         text = described if isinstance(described, str) else ""
-        if not text.strip():
+        if not text.strip() and r.needs_description(p.path, p.schema):
             yield _finding(
                 "param-undescribed",
                 name,
@@ -272,7 +322,8 @@ def _parameters(s: _Subject) -> Iterator[Finding]:
                 "describe what goes in it, with its format and an example",
                 p.path,
             )
-        if r.is_free_text(p.schema) and text and r.CLOSED_SET.search(text):
+        closed = r.is_free_text(p.schema) and bool(text) and r.lists_values(text, names)
+        if closed:
             yield _finding(
                 "param-closed-set",
                 name,
@@ -281,8 +332,10 @@ def _parameters(s: _Subject) -> Iterator[Finding]:
                 "declare them as an enum (Literal[...] in Python) so the model cannot send anything else",
                 p.path,
             )
-        if "enum" in p.schema or p.schema.get("type") in ("boolean", "object", "array"):
-            continue
+        if "enum" in p.schema or p.schema.get("type") in ("boolean", "object", "array") or not text.strip() or closed:
+            continue  # an undescribed parameter is param-undescribed already
+        if r.UNIT_IN_NAME.search(p.path.rsplit(".", 1)[-1]):
+            continue  # width_cm, timeout_ms, max_bytes: the name states it
         for topic in r.TOPICS:
             if topic.about.search(p.path if topic.by_name else f"{p.path} {r.head(text)}"):
                 stated = topic.stated.search(text) or "format" in p.schema or "pattern" in p.schema
@@ -301,35 +354,51 @@ def _parameters(s: _Subject) -> Iterator[Finding]:
 
 
 def _pairs(subjects: list[_Subject]) -> Iterator[Finding]:
+    """Overlaps (same job on the same object, neither naming the other) and tools that need a boundary.
+
+    Two tools do the same job when their names' actions meet (``search_orders``/``find_order``: search) and
+    each name's object words are the other's too, or appear in the other's description (``get_forecast``
+    says "weather", so ``weather_outlook`` is no other object). Different actions (search vs book, create
+    vs list) or an object word in one name only (``set_table_width`` vs ``set_table_column_width``) tell
+    them apart, unless the descriptions are nearly the same. Tools that are alike but less so are
+    neighbours: each should say when to use it.
+    """
     views = {
         s.spec.name: (s.spec.name, s.spec.description or "", [p.path for p in r.params(s.spec.parameters)])
         for s in subjects
     }
     profiles = {name: r.Profile.of(*view) for name, view in views.items()}
+    acts = {name: r.actions(name, view[1]) for name, view in views.items()}
     neighbours: dict[str, list[str]] = {name: [] for name in views}
     for a, b in itertools.combinations(views, 2):
+        if a == b or r.concepts(a) == r.concepts(b) or acts[a] and acts[b] and not acts[a] & acts[b]:
+            continue  # one vs many (upload_attachment/upload_attachments) differ; duplicates are name-duplicate
+        signposted = r.names_other(views[a][1], b) or r.names_other(views[b][1], a)
         score = r.similarity(profiles[a], profiles[b])
-        if score < NEIGHBOUR:
-            continue
-        neighbours[a].append(b)
-        neighbours[b].append(a)
-        if score >= OVERLAP and not (r.names_other(views[a][1], b) or r.names_other(views[b][1], a)):
+        # Names in other words ("forecast"/"outlook") may name one object when the descriptions say so; names
+        # sharing words but differing in one ("cell alignment"/"alignment all") name different things.
+        strict = score < SYNONYMOUS or bool(set(terms(a)) & set(terms(b)) - r.GENERIC_NAME_WORDS)
+        same = r.same_object(profiles[a], profiles[b], strict=strict)
+        if same and score >= OVERLAP and not signposted:
             yield _finding(
                 "overlap",
                 a,
-                f"{a} and {b} look interchangeable (similarity {score:.2f}): the model has to guess",
+                f"{a} and {b} do the same to the same object (similarity {score:.2f}): the model has to guess",
                 views[a][1],
                 f"merge them into one tool, or make each description name the other: in {a} write "
                 f'"for {r.first_sentence(views[b][1]) or b}, use {b} instead", and the reverse in {b}',
                 other=b,
             )
+        elif same and score >= NEIGHBOUR:
+            neighbours[a].append(b)
+            neighbours[b].append(a)
     for name, near in neighbours.items():
         text = views[name][1]
         if near and text and not r.BOUNDARY.search(text) and not any(r.names_other(text, n) for n in near):
             yield _finding(
                 "no-usage-boundary",
                 name,
-                f"{name} has similar neighbours ({', '.join(near)}) but does not say when to use it",
+                f"{name} reads the same object as {', '.join(near)} in another way but does not say when to use it",
                 text,
                 f'add "Use only when ..." and a signpost such as "if you have ..., use {near[0]} instead"',
             )

@@ -103,6 +103,8 @@ class Agent:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.stream and not callable(getattr(self.model, "stream", None)):
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
+        for hook in self.hooks:
+            hook.check(self.tools)
 
     async def arun(
         self,

@@ -6,10 +6,12 @@ small tagged union:
     Part
     ├── Text            plain text
     ├── Image           an image (base64 data or a URL), e.g. inside a tool result
+    ├── File            a document or other file (base64 data, a URL or a provider's file id)
+    ├── Reasoning       the model's reasoning, with the provider's signature or encrypted form
     ├── ToolCall        the model's slip: call tool `name` with `arguments`
     ├── ToolResult      what running a call produced, paired to it by `call_id`
-    └── ProviderPart    a block only one provider understands, kept verbatim (thinking blocks with
-                        signatures, server-tool blocks, hosted-tool items) so a round trip loses nothing
+    └── ProviderPart    a block only one provider understands, kept verbatim (server-tool blocks,
+                        hosted-tool items, citations-bearing search results) so a round trip loses nothing
 
 Roles are ``system``, ``user``, ``assistant`` and ``tool``. A ``tool`` message carries the results of the
 previous assistant message's calls (and may carry trailing text, which Anthropic allows next to results).
@@ -22,16 +24,19 @@ This module imports nothing else from the package, so it can be read and reused 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Literal, TypeAlias
 
 __all__ = [
+    "File",
     "Image",
     "Message",
     "ModelResponse",
     "Part",
     "ProviderPart",
+    "Reasoning",
     "Request",
+    "ResultPart",
     "Role",
     "ServerTool",
     "Settings",
@@ -85,6 +90,43 @@ class Image:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class File:
+    """A document or other file (a PDF, a text file...), inline as base64 ``data``, by ``url``, or by ``file_id``.
+
+    A ``file_id`` names a file uploaded to one provider, so it means something only to the format named
+    by ``source``.
+    """
+
+    kind: ClassVar[str] = "file"
+    media_type: str = ""
+    data: str | None = None
+    """Base64-encoded bytes, without a ``data:`` prefix."""
+    url: str | None = None
+    file_id: str | None = None
+    name: str | None = None
+    """The file name or document title, when the sender gave one."""
+    source: str = ""
+    """The format whose provider holds ``file_id`` (empty for inline data and URLs)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reasoning:
+    """What the model thought before it answered: readable ``text`` (or a summary), plus opaque proof.
+
+    ``signature`` (Anthropic's thinking signature, OpenRouter's reasoning signature) and ``encrypted``
+    (Anthropic's redacted thinking, the Responses API's ``encrypted_content``) can be checked or read only
+    by the provider that wrote them, the one behind format ``source``: they are sent back verbatim to that
+    format and nowhere else.
+    """
+
+    kind: ClassVar[str] = "reasoning"
+    text: str = ""
+    signature: str | None = None
+    encrypted: str | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     """The slip: the model asks for tool ``name`` to be run with ``arguments``.
 
@@ -106,7 +148,7 @@ class ToolResult:
 
     kind: ClassVar[str] = "tool_result"
     call_id: str
-    content: str | tuple[Text | Image, ...]
+    content: str | tuple[ResultPart, ...]
     is_error: bool = False
     name: str | None = None
     """The called tool's name; needed by formats that pair results by name (OpenAI legacy functions)."""
@@ -134,7 +176,9 @@ class ProviderPart:
     data: Mapping[str, Any]
 
 
-Part: TypeAlias = Text | Image | ToolCall | ToolResult | ProviderPart
+Part: TypeAlias = Text | Image | File | Reasoning | ToolCall | ToolResult | ProviderPart
+ResultPart: TypeAlias = Text | Image | File | ProviderPart
+"""What a tool result may hold: text, images, files, and blocks only one format knows (search results...)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,6 +231,8 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    """The part of ``output_tokens`` spent on reasoning (OpenAI reports it; Anthropic does not)."""
     server_tool_use: Mapping[str, int] = field(default_factory=dict)
     """Server-side tool invocations, e.g. ``{"web_search_requests": 2}``."""
 
@@ -199,6 +245,7 @@ class Usage:
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             server_tool_use=servers,
         )
 
@@ -302,6 +349,9 @@ def part_to_dict(part: Part) -> dict[str, Any]:
         return {"kind": "text", "text": part.text}
     if isinstance(part, Image):
         return {"kind": "image", "media_type": part.media_type, "data": part.data, "url": part.url}
+    if isinstance(part, File | Reasoning):
+        values = {f.name: getattr(part, f.name) for f in fields(part)}
+        return {"kind": part.kind, **{k: v for k, v in values.items() if v not in (None, "")}}
     if isinstance(part, ToolCall):
         return {
             "kind": "tool_call",
@@ -330,6 +380,10 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
         return Text(text=data["text"])
     if kind == "image":
         return Image(media_type=data["media_type"], data=data.get("data"), url=data.get("url"))
+    if kind == "file":
+        return File(**{f.name: data[f.name] for f in fields(File) if f.name in data})
+    if kind == "reasoning":
+        return Reasoning(**{f.name: data[f.name] for f in fields(Reasoning) if f.name in data})
     if kind == "tool_call":
         return ToolCall(
             id=data["id"],
@@ -339,7 +393,7 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
         )
     if kind == "tool_result":
         raw = data["content"]
-        content: str | tuple[Text | Image, ...]
+        content: str | tuple[ResultPart, ...]
         if isinstance(raw, str):
             content = raw
         else:
@@ -353,13 +407,15 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
         )
     if kind == "provider":
         return ProviderPart(format=data["format"], data=data["data"])
-    raise ValueError(f"unknown part kind {kind!r}; expected text, image, tool_call, tool_result or provider")
+    raise ValueError(
+        f"unknown part kind {kind!r}; expected text, image, file, reasoning, tool_call, tool_result or provider"
+    )
 
 
-def _content_part(part: Part) -> Text | Image:
-    if isinstance(part, Text | Image):
+def _content_part(part: Part) -> ResultPart:
+    if isinstance(part, Text | Image | File | ProviderPart):
         return part
-    raise ValueError(f"a tool result may hold only text and image parts, not {part.kind}")
+    raise ValueError(f"a tool result may hold only text, image, file and provider parts, not {part.kind}")
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

@@ -6,8 +6,11 @@ after the result is already in front of them; the 0.5B embedded model did so in 
 this guard (0/8 answers) and answered in every run with it. So within one run, a call whose tool and
 canonical arguments (validated, defaults filled in, keys sorted) equal an earlier successful call is
 not executed again: the model gets the earlier result with a note saying so. ``max_repeats`` such
-repeats are tolerated; the one after that makes the next model call go out with ``tool_choice="none"``
-and a line asking for the answer (the 0.5B model answered better when given one repeat of slack).
+repeats are tolerated (default 0); the one after that makes the next model call go out with
+``tool_choice="none"`` and a line asking for the answer, so the weather demo answers in 3 model calls.
+That forced request leaves out the turns that held only repeated calls and their remembered answers
+(the transcript keeps them): with them in, the 0.5B model's forced answer dropped the temperature
+("The weather in Beijing is cloudy."); without them it kept it, in each weather question tried.
 
 Failed calls are not remembered: the same call may succeed once the cause is fixed. Tools whose
 output changes between identical calls (polling a job, reading a clock) belong in ``exempt``.
@@ -16,14 +19,14 @@ output changes between identical calls (polling a job, reading a clock) belong i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .dedup import canonical_json
 from .errors import ArgumentError
 from .hooks import Hook, RunContext, ToolAnswer
-from .messages import Request, Text, ToolCall, ToolResult
+from .messages import Message, Request, Text, ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from .tools import Tool
@@ -47,6 +50,8 @@ def canonical_arguments(call: ToolCall, tool: Tool | None) -> str | None:
 @dataclass(kw_only=True)
 class _State:
     results: dict[tuple[str, str], asyncio.Future[ToolResult]] = field(default_factory=dict)
+    answered: set[str] = field(default_factory=set)
+    """Ids of the calls answered from an earlier result."""
     repeats: int = 0
     force_answer: bool = False
 
@@ -55,8 +60,8 @@ class _State:
 class RepeatGuard(Hook):
     """Answer a repeated identical call with the earlier result; force an answer once repeats exceed max_repeats."""
 
-    max_repeats: int = 1
-    """Repeats allowed before the next step is forced to answer (0: force on the first repeat)."""
+    max_repeats: int = 0
+    """Repeats allowed before the next step is forced to answer (0: the step after the first repeat)."""
     exempt: Collection[str] = ()
     """Names of tools whose identical calls must always run (their result changes over time)."""
     answer_prompt: str = "Using the tool results above, answer my question now."
@@ -73,9 +78,10 @@ class RepeatGuard(Hook):
         return state
 
     async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
-        if not self._state(ctx).force_answer or not request.tools:
+        state = self._state(ctx)
+        if not state.force_answer or not request.tools:
             return request
-        messages = list(request.messages)
+        messages = _without_repeats(request.messages, state.answered)
         if messages and messages[-1].role == "tool":
             # Only sent, never stored. With tool_choice "none" alone, the 0.5B model's forced answer held
             # the temperature in 0 of 4 weather questions ("Sorry, but I can't assist with that."); with
@@ -98,6 +104,7 @@ class RepeatGuard(Hook):
         if result.is_error:  # the first call failed: it was not remembered, so run this one
             return None
         state.repeats += 1
+        state.answered.add(call.id)
         if state.repeats > self.max_repeats:
             state.force_answer = True
         note = (
@@ -125,6 +132,32 @@ class RepeatGuard(Hook):
             return None
         arguments = canonical_arguments(call, tool)
         return None if arguments is None else (call.name, arguments)
+
+
+def _without_repeats(messages: Sequence[Message], answered: Collection[str]) -> list[Message]:
+    """``messages`` less each turn of nothing but calls answered from memory, together with its results.
+
+    Only a whole pair goes (an assistant turn and the tool message right after it, whose results answer
+    exactly its calls), so every call that is sent still has its result and every result its call.
+    """
+    kept: list[Message] = []
+    i = 0
+    while i < len(messages):
+        if i + 1 < len(messages) and _only_repeats(messages[i], messages[i + 1], answered):
+            i += 2
+            continue
+        kept.append(messages[i])
+        i += 1
+    return kept
+
+
+def _only_repeats(turn: Message, results: Message, answered: Collection[str]) -> bool:
+    if turn.role != "assistant" or results.role != "tool" or not turn.parts:
+        return False
+    calls = {p.id for p in turn.parts if isinstance(p, ToolCall)}
+    ids = {p.call_id for p in results.parts if isinstance(p, ToolResult)}
+    only_calls = len(turn.tool_calls) == len(turn.parts) and len(results.tool_results) == len(results.parts)
+    return only_calls and calls == ids and all(i in answered for i in calls)
 
 
 def _with_note(result: ToolResult, call: ToolCall, note: str) -> ToolResult:

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._display import plural
 from .errors import CannotExpress, ConfigError
 from .messages import Message, ProviderPart, ServerTool
 
@@ -332,15 +333,15 @@ def _describe_block(data: Mapping[str, Any]) -> str | None:
     if kind == "web_search_call":  # Responses hosted items
         action = data.get("action") or {}
         sources = action.get("sources")
-        found = f" -> {len(sources)} sources" if isinstance(sources, list) else ""
+        found = f" -> {plural(len(sources), 'source')}" if isinstance(sources, list) else ""
         asked = {k: v for k, v in action.items() if k in ("query", "url", "pattern")}
         return f"web_search({_arguments(asked)}) [server]{found}"
     if kind == "file_search_call":
         results = data.get("results")
-        found = f" -> {len(results)} results" if isinstance(results, list) else ""
+        found = f" -> {plural(len(results), 'result')}" if isinstance(results, list) else ""
         return f"file_search(queries={data.get('queries')!r}) [server]{found}"
     if kind == "code_interpreter_call":
-        return f"code_interpreter: {len(str(data.get('code') or '').splitlines())} lines of code [server]"
+        return f"code_interpreter: {plural(len(str(data.get('code') or '').splitlines()), 'line')} of code [server]"
     if kind == "image_generation_call":
         return f"image_generation: {data.get('status')} [server]"
     if kind in ("mcp_call", "mcp_approval_request"):
@@ -349,7 +350,7 @@ def _describe_block(data: Mapping[str, Any]) -> str | None:
             return call + " asks for approval"
         return call + (f" -> error: {_short(str(data['error']))}" if data.get("error") else "")
     if kind == "mcp_list_tools":
-        return f"{data.get('server_label')}: {len(data.get('tools') or ())} MCP tools listed [server]"
+        return f"{data.get('server_label')}: {plural(len(data.get('tools') or ()), 'MCP tool')} listed [server]"
     return None
 
 
@@ -357,7 +358,7 @@ def _outcome(content: Any) -> str:
     if isinstance(content, list):
         urls = [str(r.get("url", "")) for r in content if isinstance(r, Mapping) and r.get("url")]
         hosts = ", ".join(dict.fromkeys(re.sub(r"^\w+://(www\.)?([^/]+).*", r"\2", u) for u in urls[:3]))
-        return f"{len(content)} results" + (f": {hosts}" if hosts else "")
+        return plural(len(content), "result") + (f": {hosts}" if hosts else "")
     if not isinstance(content, Mapping):
         return "no content"
     if content.get("error_code"):

@@ -108,6 +108,54 @@ class Tool:
             validator=_jsonschema_validator(parameters),
         )
 
+    @classmethod
+    def from_declaration(
+        cls,
+        declaration: Mapping[str, Any],
+        fn: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effects: EffectsLike = None,
+        trusted_output: bool = False,
+        timeout: float | None = None,
+        max_output_chars: int | None = None,
+        idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
+        strict: bool | None = None,
+    ) -> Tool:
+        """A tool from a provider's declaration as it is, plus the function that runs it.
+
+        ``declaration`` may be spelled as OpenAI Chat (``{"type": "function", "function": {...}}``), the
+        Responses API (flat), Anthropic (``input_schema``) or legacy ``functions`` write it; the name,
+        description, schema and ``strict`` come from it unless given here. The other options are
+        ``@tool``'s. Arguments are checked against the schema (JSON Schema Draft 2020-12).
+        """
+        from .errors import FormatError
+        from .formats import read_declaration
+
+        try:
+            _, spec = read_declaration(declaration, "declaration")
+        except FormatError as exc:
+            raise ToolDefinitionError(f"cannot make a tool from this declaration: {exc}") from None
+        try:
+            tool = cls.from_schema(
+                name or spec.name,
+                description if description is not None else spec.description,
+                spec.parameters,
+                fn,
+                effects=effects,
+                trusted_output=trusted_output,
+                timeout=timeout,
+            )
+        except ValueError as exc:  # a bad effects value, as @tool reports it
+            raise ToolDefinitionError(f"tool {name or spec.name!r}: {exc}") from None
+        return dataclasses.replace(
+            tool,
+            max_output_chars=max_output_chars,
+            idempotency_key=idempotency_key,
+            strict=strict if strict is not None else spec.strict,
+        )
+
     @property
     def spec(self) -> ToolSpec:
         """The declaration the model sees."""
@@ -383,7 +431,7 @@ class Toolbox:
 
     def __init__(self, tools: Iterable[ToolLike | Toolbox] = ()) -> None:
         self._tools: dict[str, Tool] = {}
-        self._index: ToolIndex | None = None
+        self._index: tuple[dict[str, Tool], ToolIndex] | None = None  # and the tools it was built from
         for item in tools:
             self.add(item)
 
@@ -398,13 +446,19 @@ class Toolbox:
         self._tools[t.name] = t
         self._index = None
 
-    def search(self, query: str, k: int = 5) -> list[Tool]:
-        """The ``k`` tools that best match ``query`` (BM25, see :mod:`toolslip.search`), best first."""
-        if self._index is None:
+    def search(self, query: str, k: int = 5, *, floor: float = 0.0) -> list[Tool]:
+        """The ``k`` tools that best match ``query`` (BM25, see :mod:`toolslip.search`), best first; none
+        scoring under ``floor``."""
+        return [self._tools[hit.name] for hit in self.index.search(query, k, floor=floor)]
+
+    @property
+    def index(self) -> ToolIndex:
+        """The search index over these tools, built on first use and again when the tools change."""
+        if self._index is None or self._index[0] is not self._tools:  # an MCP server may replace its list
             from .search import ToolIndex
 
-            self._index = ToolIndex(self._tools.values())
-        return [self._tools[hit.name] for hit in self._index.search(query, k)]
+            self._index = (self._tools, ToolIndex(self._tools.values()))
+        return self._index[1]
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -24,7 +24,20 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .errors import ConfigError
 from .hooks import Hook, RunContext
-from .messages import Image, Message, ModelResponse, Part, ProviderPart, Request, Text, ToolCall, ToolResult, Usage
+from .messages import (
+    File,
+    Image,
+    Message,
+    ModelResponse,
+    Part,
+    ProviderPart,
+    Reasoning,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer, TracerProvider
@@ -226,6 +239,10 @@ def _part(part: Part) -> dict[str, Any]:
         if part.url:
             return {"type": "uri", "modality": "image", "uri": part.url}
         return {"type": "blob", "modality": "image", "mime_type": part.media_type}
+    if isinstance(part, Reasoning):
+        return {"type": "reasoning", "content": part.text}
+    if isinstance(part, File):
+        return {"type": "file", "mime_type": part.media_type, **({"uri": part.url} if part.url else {})}
     provider: ProviderPart = part
     return {"type": str(provider.data.get("type", provider.format))}
 

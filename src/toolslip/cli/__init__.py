@@ -4,6 +4,11 @@ Each sub-command lives in its own module with a ``register(subparsers)`` functio
 ``COMMANDS`` to add a command. Errors the user can fix are printed as one sentence on stderr, never as a
 traceback. Exit codes: 0 success, 1 error, 2 bad usage, 3 step limit hit, 4 the run stopped otherwise
 (refusal, output limit, paused).
+
+Bad usage means the command line itself is wrong: an unknown option, a missing argument, a value out of
+range or malformed (``--max-steps 0``, ``--port 99999``, ``--model gpt-4o``), an empty question. argparse's
+own errors and a handler's :class:`UsageError` print the same one line, ``toolslip CMD: what is wrong``, and
+exit 2. What goes wrong while working (a missing file or key, a provider error) exits 1.
 """
 
 from __future__ import annotations
@@ -12,8 +17,11 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-__all__ = ["COMMANDS", "main"]
+from ..errors import ConfigError
+
+__all__ = ["COMMANDS", "UsageError", "main"]
 
 COMMANDS: tuple[str, ...] = (
     "run",
@@ -35,8 +43,28 @@ COMMANDS: tuple[str, ...] = (
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4
 
 
+class UsageError(ConfigError):
+    """The command line is wrong in a way argparse cannot see (an empty question...): exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the command, like every other error of the CLI
+    (argparse prints the whole usage block first, several lines for the larger commands)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolslip", description="LLM tool calling with safety belts.")
+    from .. import __version__
+
+    parser = _Parser(
+        prog="toolslip",
+        description="LLM tool calling with safety belts.",
+        epilog="Exit codes: 0 success, 1 error, 2 bad usage, 3 step limit hit, 4 the run stopped otherwise.",
+    )
+    parser.add_argument("--version", action="version", version=f"toolslip {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f".{name.replace('-', '_')}", __name__).register(sub)
@@ -53,11 +81,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("toolslip: interrupted", file=sys.stderr)
         return 130
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would name the top command ("toolslip: unrecognized arguments"), not the one used
+        unknown = " ".join(extra)
+        print(
+            f"toolslip {args.command}: unrecognized arguments: {unknown} (see toolslip {args.command} --help)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         code: int = args.handler(args)
+    except UsageError as exc:
+        print(f"toolslip {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except ToolslipError as exc:
         print(f"toolslip {args.command}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except RecursionError:  # a document nested hundreds of levels deep, wherever it was read
+        print(f"toolslip {args.command}: the input nests too deeply to be read; flatten it", file=sys.stderr)
         return EXIT_ERROR
     except OSError as exc:
         # A file the command had to read or write; the handlers check the likely cases first.

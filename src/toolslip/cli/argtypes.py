@@ -1,11 +1,12 @@
-"""argparse types for numbers with a range, so a bad value is a usage error (exit 2) naming the option."""
+"""argparse types for numbers with a range, so a bad value is a usage error (exit 2) naming the option, and
+the same check for a ``--model`` string (made after the tools file is read, since it may add a provider)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 
-__all__ = ["at_least", "port"]
+__all__ = ["at_least", "check_model", "fraction", "port"]
 
 
 def _whole(text: str) -> int:
@@ -33,3 +34,28 @@ def port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"must be between 0 and 65535, got {value}")
     return value
+
+
+def fraction(text: str) -> float:
+    """A number from 0 to 1 (a pass rate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def check_model(spec: str | None) -> None:
+    """A malformed ``--model`` is a usage error; a missing API key, found later, is not."""
+    from ..errors import ConfigError
+    from ..providers import check_model_string
+    from . import UsageError
+
+    if spec is None:
+        return
+    try:
+        check_model_string(spec)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None

@@ -7,13 +7,12 @@ Each problem is one line on stderr (path, what is wrong, the fix). stdout gets J
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
 
 from . import EXIT_ERROR, EXIT_OK
 from .convert import FORMAT_NAMES
-from .files import load_json
+from .files import load_json, print_json
 
 __all__ = ["register"]
 
@@ -36,8 +35,7 @@ def _handle(args: argparse.Namespace) -> int:
     for change in report.changes:
         print(f"toolslip check: fixed {change}", file=sys.stderr)
     if args.fix:
-        print(json.dumps(report.fixed, ensure_ascii=False, indent=2))
+        print_json(report.fixed)
     else:
-        out = {"format": report.format, "problems": [asdict(p) for p in report.problems]}
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print_json({"format": report.format, "problems": [asdict(p) for p in report.problems]})
     return EXIT_ERROR if left else EXIT_OK

@@ -7,11 +7,10 @@ default) the first such thing stops the conversion with its path.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from . import EXIT_OK
-from .files import load_json
+from .files import load_json, print_json
 
 __all__ = ["register"]
 
@@ -47,5 +46,5 @@ def _handle(args: argparse.Namespace) -> int:
     )
     for loss in result.lost:
         print(f"toolslip convert: lost {loss}", file=sys.stderr)
-    print(json.dumps(result.data, ensure_ascii=False, indent=2))
+    print_json(result.data)
     return EXIT_OK

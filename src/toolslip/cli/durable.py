@@ -61,9 +61,10 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--max-repeats",
         type=int,
-        default=1,
+        default=0,
         metavar="N",
-        help="identical calls answered from the earlier result before the model is made to answer (default 1)",
+        help="identical calls answered from the earlier result before the model is made to answer "
+        "(default 0: the step after the first repeat must answer)",
     )
     group.add_argument(
         "--serial",

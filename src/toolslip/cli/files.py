@@ -1,8 +1,9 @@
-"""Loading the user's files: a tools file (module-level ``Tool`` objects), or JSON from a file or stdin."""
+"""Loading the user's files (a tools file, or JSON from a file or stdin) and printing JSON to a pipe."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,11 @@ from ..errors import ConfigError
 from ..tools import Tool, Toolbox
 from .interrupts import ctrl_c_held
 
-__all__ = ["load_json", "load_tools_file"]
+__all__ = ["MAX_DEPTH", "load_json", "load_tools_file", "print_json"]
+
+MAX_DEPTH = 200
+"""How deeply nested a JSON document may be. Real API bodies and schemas stay far below; much deeper
+input is an attack or a mistake, and would exhaust Python's recursion while it is printed."""
 
 
 def load_tools_file(path: str) -> Toolbox:
@@ -32,12 +37,54 @@ def load_json(path: str) -> Any:
     """The JSON document in file ``path`` (``-`` reads stdin); a bad file is one ConfigError sentence."""
     name = "stdin" if path == "-" else path
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        raw = _stdin_bytes() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); JSON must be UTF-8"
+        ) from None
     if not text.strip():
         raise ConfigError(f"{name} is empty; give a JSON document")
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{name} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ConfigError(f"{name} nests JSON more than {MAX_DEPTH} levels deep; toolslip reads no deeper") from None
+    if _depth(data) > MAX_DEPTH:
+        raise ConfigError(f"{name} nests JSON more than {MAX_DEPTH} levels deep; toolslip reads no deeper")
+    return data
+
+
+def _stdin_bytes() -> bytes:
+    """Standard input as bytes, so that its encoding is checked here (a text stream, as tests give, too)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    return buffer.read() if buffer is not None else sys.stdin.read().encode()
+
+
+def _depth(data: Any) -> int:
+    """How deeply ``data`` nests, counted without recursion (a deep document would exhaust it)."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                return depth
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def print_json(data: Any) -> None:
+    """Print ``data`` as indented JSON; a reader that went away (``| head``) ends the command quietly."""
+    try:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Nothing more can be written, and Python would complain again while flushing at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(141) from None  # 128 + SIGPIPE, what a shell reports for a killed writer

@@ -11,7 +11,7 @@ import asyncio
 import sys
 from typing import Literal
 
-from . import EXIT_OK
+from . import EXIT_OK, UsageError
 from .render import Renderer
 
 __all__ = ["register"]
@@ -34,7 +34,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
     from ..scenarios import SUITES, suite
     from ..scenarios.harness import PHRASINGS, run_case
 
@@ -47,12 +46,12 @@ def _handle(args: argparse.Namespace) -> int:
         return EXIT_OK
     chosen = suite(args.suite)
     if args.task is None:
-        raise ConfigError(f"name a task of suite {chosen.name!r}: {', '.join(t.id for t in chosen.tasks)}")
+        raise UsageError(f"name a task of suite {chosen.name!r}: {', '.join(t.id for t in chosen.tasks)}")
     if args.phrasing not in PHRASINGS:
-        raise ConfigError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(PHRASINGS)}")
+        raise UsageError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(PHRASINGS)}")
     task = chosen.task(args.task)
     if args.attack is not None and not args.attack.strip():
-        raise ConfigError("--attack is empty; name one of the suite's attacks (run `toolslip injection` to list them)")
+        raise UsageError("--attack is empty; name one of the suite's attacks (run `toolslip injection` to list them)")
     attack = chosen.injection(args.attack) if args.attack else None
     model: Literal["honest", "gullible"] = args.model or ("gullible" if attack else "honest")
     print(

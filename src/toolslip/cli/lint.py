@@ -1,7 +1,7 @@
 """``toolslip lint TOOLS``: check tool descriptions and what the set costs; exit 1 on errors (for CI).
 
-TOOLS is a Python file of ``@tool`` functions or a JSON list of declarations in the OpenAI Chat or
-Anthropic format (a request body with a ``tools`` key works too). Another source of tools, such as an MCP
+TOOLS is a Python file of ``@tool`` functions or a JSON file of declarations in any shape ``convert`` reads
+(see :func:`load_declarations`). Another source of tools, such as an MCP
 server, plugs in at :func:`load_subjects`: it returns ``Tool`` objects (which carry their effects) or
 ``ToolSpec`` declarations for :func:`toolslip.lint.lint`.
 """
@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 from typing import Any
 
 from .._files import require_file
 from ..errors import ConfigError, FormatError
 from ..messages import ToolSpec
 from ..tools import Tool
-from . import EXIT_ERROR, EXIT_OK
+from . import EXIT_ERROR, EXIT_OK, UsageError
 from .files import load_tools_file
 from .mcp_option import add_mcp_option
 
@@ -45,7 +46,7 @@ def _handle(args: argparse.Namespace) -> int:
     from ..lint import lint
 
     if args.tools is None and not args.mcp:
-        raise ConfigError("give a tools file or JSON list of declarations, --mcp CMD, or both")
+        raise UsageError("give a tools file or JSON list of declarations, --mcp CMD, or both")
     tools = load_subjects(args.tools) if args.tools else []
     for spec in args.mcp:  # Tools whose effects come from the server's annotations, so side-effect rules apply
         from ..mcp import list_tools
@@ -67,10 +68,25 @@ def load_subjects(source: str) -> list[Tool | ToolSpec]:
     return list(load_declarations(source))
 
 
-def load_declarations(path: str) -> list[ToolSpec]:
-    """Read a JSON list of tool declarations; each item may be in the OpenAI Chat or the Anthropic format."""
-    from ..formats import anthropic, openai_chat
+# Each declaration shape ``convert`` reads, by the keys that tell it apart, and the format that reads it.
+_SHAPES = (
+    ("an OpenAI Chat tool", lambda d: "function" in d, "openai-chat"),
+    ("an Anthropic tool", lambda d: "input_schema" in d, "anthropic"),
+    ("an MCP tool", lambda d: "inputSchema" in d, "mcp"),
+    ("an OpenAI Responses tool", lambda d: d.get("type") == "function", "openai-responses"),
+    ("a bare function doc", lambda d: "name" in d and "type" not in d, "openai-functions"),
+)
 
+
+def load_declarations(path: str) -> list[ToolSpec]:
+    """Read tool declarations from a JSON file: a list of them, one of them, or a body that holds them.
+
+    Every shape ``convert`` reads is accepted, mixed freely: OpenAI Chat tools (``{"type": "function",
+    "function": {...}}``), bare function docs (``{"name", "description", "parameters"}``, the legacy
+    ``functions`` list and most tool catalogues), Responses tools (``{"type": "function", "name", ...}``),
+    Anthropic tools (``{"name", "input_schema"}``), and MCP tools (``{"name", "inputSchema"}``, as
+    ``tools/list`` answers). Each is read by its wire format's own reader.
+    """
     file = require_file(path, "tools file")
     if file.suffix != ".json":
         raise ConfigError(f"{path}: lint reads a Python file (.py) or a JSON list of tool declarations (.json)")
@@ -78,24 +94,34 @@ def load_declarations(path: str) -> list[ToolSpec]:
         data: Any = json.loads(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from None
-    if isinstance(data, dict) and isinstance(data.get("tools"), list):
-        data = data["tools"]
+    if isinstance(data, dict):
+        listed = data.get("tools", data.get("functions"))
+        data = listed if isinstance(listed, list) else [data]
     if not isinstance(data, list) or not data:
-        raise ConfigError(f"{path}: expected a non-empty JSON list of tool declarations (or an object with 'tools')")
-    specs: list[ToolSpec] = []
-    for i, item in enumerate(data):
-        if isinstance(item, dict) and "function" in item:
-            wire: Any = openai_chat
-        elif isinstance(item, dict) and "input_schema" in item:
-            wire = anthropic
-        else:
-            raise ConfigError(
-                f"{path}: item {i} is neither an OpenAI Chat declaration "
-                '({"type": "function", "function": {...}}) nor an Anthropic one ({"name", "input_schema"})'
-            )
-        try:
-            specs.extend(wire.tools_from_wire([item]))
-        except FormatError as exc:  # its path names the one-item list it was given: say which item of the file
-            where = exc.path.replace("tools[0]", f"[{i}]", 1)
-            raise ConfigError(f"{path}{where}: {str(exc).removeprefix(f'{exc.path}: ')}") from None
-    return specs
+        raise ConfigError(
+            f"{path}: expected a non-empty JSON list of tool declarations (or an object with 'tools' or 'functions')"
+        )
+    return [_declaration(path, i, item) for i, item in enumerate(data)]
+
+
+def _declaration(path: str, i: int, item: object) -> ToolSpec:
+    from ..formats import get_format
+
+    shape = next((s for s in _SHAPES if isinstance(item, dict) and s[1](item)), None)
+    if shape is None or not isinstance(item, dict):
+        kinds = "; ".join(s[0] for s in _SHAPES)
+        raise ConfigError(f"{path}: item {i} is not a tool declaration of any shape lint reads ({kinds})")
+    fmt = shape[2]
+    if fmt == "mcp":  # an MCP tool is an Anthropic one with another key for its schema
+        item = {
+            "name": item.get("name"),
+            "description": item.get("description", ""),
+            "input_schema": item["inputSchema"],
+        }
+        fmt = "anthropic"
+    try:
+        (spec,) = get_format(fmt).tools_from_wire([item])
+    except FormatError as exc:  # its path names the one-item list it was given: say which item of the file
+        where = re.sub(r"^(?:tools|functions)\[0\]", f"[{i}]", exc.path)
+        raise ConfigError(f"{path}{where}: {str(exc).removeprefix(f'{exc.path}: ')} ({shape[0]})") from None
+    return spec

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from . import EXIT_OK
+from .._display import plural
+from . import EXIT_OK, UsageError
 from .argtypes import port
 from .files import load_tools_file
 
@@ -31,7 +32,7 @@ def _handle(args: argparse.Namespace) -> int:
     from ..mcp.server import serve_http, serve_stdio
 
     if not args.http and (args.host is not None or args.port is not None):
-        raise ConfigError("--host and --port only apply to --http; add --http, or drop them to serve on stdio")
+        raise UsageError("--host and --port only apply to --http; add --http, or drop them to serve on stdio")
     tools = load_tools_file(args.tools)
     if not args.http:
         anyio.run(serve_stdio, tools, args.name)
@@ -39,7 +40,7 @@ def _handle(args: argparse.Namespace) -> int:
 
     def ready(url: str) -> None:
         # stdout is free with --http; a script starting us reads the URL from this first line.
-        print(f"serving {len(tools)} tools at {url}", flush=True)
+        print(f"serving {plural(len(tools), 'tool')} at {url}", flush=True)
 
     host = "127.0.0.1" if args.host is None else args.host
     port_ = 8000 if args.port is None else args.port

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .._display import plural
 from ..events import Event, ToolFinished
 from ..messages import ToolCall
 from ..replay import NOT_RERUN_NOTE
@@ -52,8 +53,8 @@ class Outcome:
         counts = ((self.refused, "refused"), (len(self.not_rerun), "not re-run"), (len(self.rerun), "re-run"))
         notes = "".join(f", {n} {what}" for n, what in counts if n)
         return (
-            f"[stop: {result.stop_reason} after {result.steps} model calls, {result.tool_calls} tool calls"
-            f"{notes}{served}; run {result.run_id}]"
+            f"[stop: {result.stop_reason} after {plural(result.steps, 'model call')}, "
+            f"{plural(result.tool_calls, 'tool call')}{notes}{served}; run {result.run_id}]"
         )
 
     def reruns(self) -> list[str]:

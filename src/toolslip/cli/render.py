@@ -10,6 +10,7 @@ results came back, and the sources the answer cites.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -19,13 +20,26 @@ from ..server_tools import describe
 __all__ = ["Renderer", "format_call"]
 
 _MAX_RESULT = 300
+_MAX_VALUE = 100  # characters of one argument: a 10 MB argument is cut on screen, kept whole in the journal
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _MAX_VALUE
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 8
 
 
 def format_call(name: str, arguments: Mapping[str, Any] | None, raw: str | None = None) -> str:
-    """``fx(amount=320, currency='USD')``; malformed arguments are shown as the model wrote them."""
+    """``fx(amount=320, currency='USD')``; malformed arguments are shown as the model wrote them.
+
+    Long values are cut (``'aaaa…' (10,485,760 characters)``), so one huge argument cannot flood the terminal.
+    """
     if arguments is None:
-        return f"{name}(<invalid arguments: {raw!r}>)"
-    return f"{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+        return f"{name}(<invalid arguments: {_short(raw)}>)"
+    return f"{name}({', '.join(f'{k}={_short(v)}' for k, v in arguments.items())})"
+
+
+def _short(value: object) -> str:
+    if isinstance(value, str) and len(value) > _MAX_VALUE:
+        return f"{value[:_MAX_VALUE]!r}… ({len(value):,} characters)"
+    return _REPR.repr(value)
 
 
 class Renderer:

@@ -12,6 +12,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from . import UsageError
+from .argtypes import at_least, check_model
 from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
 from .files import load_tools_file
 from .interrupts import ctrl_c_held
@@ -37,9 +39,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("items", nargs="+", metavar="[TOOLS.py] QUESTION", help="a tools file (optional), then the question")
     p.add_argument(
-        "--model", help="local, local:qwen2.5-coder-1.5b, openai:gpt-4o-mini, anthropic:claude-sonnet-4-6..."
+        "--model",
+        help="local, local:qwen2.5-coder-1.5b, openai:gpt-4o-mini, anthropic:claude-sonnet-4-6..., "
+        "or scripted (the offline demo, no model)",
     )
-    p.add_argument("--max-steps", type=int, default=8, help="hard limit on model calls (default 8)")
+    p.add_argument("--max-steps", type=at_least(1), default=8, help="hard limit on model calls (default 8)")
     p.add_argument("--system", help="a system prompt")
     p.add_argument("--json", action="store_true", help="print the whole transcript as JSON on stdout")
     p.add_argument(
@@ -63,22 +67,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
     from ..providers import default_model
 
     if len(args.items) > 2:
-        raise ConfigError("give at most a tools file and one question; quote the question")
+        raise UsageError("give at most a tools file and one question; quote the question")
     args.tools, args.question = args.items if len(args.items) == 2 else (None, args.items[0])
     if args.tools is None and args.question.endswith(".py"):
-        raise ConfigError(f"no question: {args.question} looks like the tools file; give the question after it")
+        raise UsageError(f"no question: {args.question} looks like the tools file; give the question after it")
     if not args.question.strip():
-        raise ConfigError("the question is empty; give the question after the tools file, in quotes")
+        raise UsageError("the question is empty; give the question after the tools file, in quotes")
     if args.tools is None and not args.mcp:
-        raise ConfigError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
-    if args.max_steps < 1:
-        raise ConfigError("--max-steps must be at least 1")
+        raise UsageError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     args.server_tools = [_server_tool(text) for text in args.server_tool]
-    local_tools = load_tools_file(args.tools) if args.tools else None
+    local_tools = load_tools_file(args.tools) if args.tools else None  # may register a provider
+    if not is_model_file(args.model):
+        check_model(args.model)
     with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
@@ -143,7 +146,7 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
 
 
 def _server_tool(text: str) -> ServerTool:
-    """``web_search`` or ``web_search={"max_uses": 3}`` as a ServerTool (a ConfigError says what is wrong)."""
+    """``web_search`` or ``web_search={"max_uses": 3}`` as a ServerTool (a UsageError says what is wrong)."""
     from ..errors import ConfigError
     from ..server_tools import server_tool
 
@@ -151,7 +154,10 @@ def _server_tool(text: str) -> ServerTool:
     try:
         parsed = json.loads(options) if options else {}
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"--server-tool {text!r}: the options after '=' are not JSON ({exc.msg})") from None
+        raise UsageError(f"--server-tool {text!r}: the options after '=' are not JSON ({exc.msg})") from None
     if not isinstance(parsed, dict):
-        raise ConfigError(f"--server-tool {text!r}: the options after '=' must be a JSON object")
-    return server_tool(kind.strip(), **parsed)
+        raise UsageError(f"--server-tool {text!r}: the options after '=' must be a JSON object")
+    try:
+        return server_tool(kind.strip(), **parsed)
+    except ConfigError as exc:  # an unknown kind or option, as the user wrote it
+        raise UsageError(str(exc)) from None

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from . import EXIT_OK
+from .argtypes import check_model, port
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -28,19 +29,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--model", help="model string (default: TOOLSLIP_MODEL, an API key's model, local, scripted)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.add_argument("--port", type=port, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.add_argument(
+        "--quiet", action="store_true", help="do not log each request (method, path, status, model, tokens, ms)"
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..providers import default_model
 
-    if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
+    check_model(args.model)
     model, reason = default_model(args.model)
     print(f"model: {model.name} ({reason})", flush=True)
+    if not args.quiet:
+        _log_requests()
     asyncio.run(_serve_forever(model, args.host, args.port))
     return EXIT_OK
+
+
+def _log_requests() -> None:
+    """The server's one line per request, on stderr with the time (stdout keeps the banner)."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
+    log = logging.getLogger("toolslip.server")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
 
 
 async def _serve_forever(model: Model, host: str, port: int) -> None:

@@ -10,9 +10,10 @@ import argparse
 import asyncio
 import json
 
-from ..errors import ConfigError
+from .._display import pad, plural
+from .._display import width as display_width
 from ..tools import Tool
-from . import EXIT_OK
+from . import EXIT_OK, UsageError
 from .files import load_tools_file
 from .mcp_option import add_mcp_option, mcp_sources
 
@@ -31,7 +32,7 @@ def _handle(args: argparse.Namespace) -> int:
     from ..tokens import declaration_cost
 
     if args.file is None and not args.mcp:
-        raise ConfigError("give a tools file, --mcp CMD, or both")
+        raise UsageError("give a tools file, --mcp CMD, or both")
     listed = asyncio.run(_collect(args))
     cost = declaration_cost([t.spec for t, _ in listed], formats=("openai-chat",))
     tokens = {c.name: c.tokens["openai-chat"] for c in cost.tools}
@@ -49,13 +50,14 @@ def _handle(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return EXIT_OK
-    width = max([4, *(len(t.name) for t, _ in listed)])
-    print(f"{'NAME':<{width}}  {'EFFECTS':<24}  {'OUTPUT':<9}  {approx + 'TOKENS':>7}  SOURCE")
+    width = max([4, *(display_width(t.name) for t, _ in listed)])  # 查询天气 takes 8 columns, not 4
+    print(f"{pad('NAME', width)}  {'EFFECTS':<24}  {'OUTPUT':<9}  {approx + 'TOKENS':>7}  SOURCE")
     for t, source in listed:
         effects = ",".join(sorted(e.value for e in t.effects))
         output = "trusted" if t.trusted_output else "untrusted"
-        print(f"{t.name:<{width}}  {effects:<24}  {output:<9}  {tokens[t.name]:>7}  {source}")
-    print(f"total: {len(listed)} tools, {approx}{cost.totals['openai-chat']} tokens of declarations per request")
+        print(f"{pad(t.name, width)}  {effects:<24}  {output:<9}  {tokens[t.name]:>7}  {source}")
+    declared = f"{approx}{plural(cost.totals['openai-chat'], 'token')}"
+    print(f"total: {plural(len(listed), 'tool')}, {declared} of declarations per request")
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from .._display import plural
 from .summary import FAILURE_LABELS, ModelSummary
 from .trial import TrialRecord
 
@@ -33,8 +34,15 @@ background:#fff8e1;border:2px solid #222;padding:16px;box-shadow:0 4px 24px #000
 .transcript:target{display:block}
 .msg{margin:6px 0;padding:6px;background:#fff;border-left:4px solid #999;white-space:pre-wrap}
 .msg.user{border-color:#1f77b4}.msg.assistant{border-color:#2e7d32}.msg.tool{border-color:#9467bd}
-.err{color:#c62828}code{font-size:13px}
+.err{color:#c62828}code{font-size:13px}.meaning{color:#444;max-width:48em}
 """
+# One sentence each, next to the numbers: readers of a report often know pass@k (code benchmarks) and take
+# pass^k for it, when it answers the opposite question.
+_MEANING = (
+    '<p class="meaning"><b>pass^k</b> is the chance that <i>k</i> runs of the same task <i>all</i> succeed '
+    "(tau-bench's reliability measure: it falls as k grows unless the model never fails). "
+    "<b>pass@k</b> is the chance that <i>at least one</i> of <i>k</i> runs succeeds.</p>"
+)
 _KEY = (
     '<p>Each square is one trial; click it for the transcript. <a class="cell pass"></a> pass '
     '<a class="cell fail"></a> fail <a class="cell provider_error"></a> provider error (not scored) '
@@ -103,8 +111,8 @@ def _numbers(s: ModelSummary) -> str:
     reasons = ", ".join(f"{FAILURE_LABELS[r]}: {n}" for r, n in s.reasons().most_common()) or "none"
     return (
         f'<table class="num"><tr><th>k</th>{head}</tr><tr><th>pass^k</th>{hat}</tr>'
-        f"<tr><th>pass@k</th>{at}</tr></table>"
-        f"<p>{len(s.scored)} scored trials · mean steps {s.mean('steps'):.2f} · tokens per trial "
+        f"<tr><th>pass@k</th>{at}</tr></table>{_MEANING}"
+        f"<p>{plural(len(s.scored), 'scored trial')} · mean steps {s.mean('steps'):.2f} · tokens per trial "
         f"{s.mean('input_tokens'):.0f} in / {s.mean('output_tokens'):.0f} out · failures: {_e(reasons)}</p>"
     )
 
@@ -137,7 +145,8 @@ def _transcript(record: TrialRecord, model_index: int) -> str:
         f'<section class="transcript" id="{_e(_anchor(record, model_index))}"><a href="#">close</a>',
         f"<h2>{_e(record.model)} · {_e(record.task)} · trial {record.trial}"
         f"{f' (attempt {record.attempt})' if record.attempt else ''}: {_e(record.reason)}</h2>",
-        f"<p>reward {record.reward:g} · {record.steps} steps · stop {_e(record.stop_reason)} · seed {record.seed}</p>",
+        f"<p>reward {record.reward:g} · {plural(record.steps, 'step')} · stop {_e(record.stop_reason)} · "
+        f"seed {record.seed}</p>",
     ]
     if record.detail:
         parts.append(f'<pre class="err">{_e(record.detail)}</pre>')

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .._display import pad, plural, width
 from .estimators import suite_pass_at_k, suite_pass_hat_k
 from .trial import TrialRecord
 
@@ -106,16 +107,20 @@ def summarize(records: Iterable[TrialRecord], label: str | None = None) -> list[
 
 
 def summary_table(summaries: Sequence[ModelSummary], price: tuple[float, float] | None = None) -> str:
-    """The terminal report: pass^k and pass@k rows, costs, failure reasons, then one line per task."""
+    """The terminal report: pass^k and pass@k rows, costs, failure reasons, then one line per task.
+
+    It stays within 80 columns at any k: the k rows come in blocks of ten, the outcome marks in groups of
+    ten, fifty to a line; task names are padded by the columns a terminal gives them (CJK counts double).
+    """
     lines: list[str] = []
     for s in summaries:
         scored, unresolved = s.scored, {(t.task, t.trial) for t in s.unscored} - {(t.task, t.trial) for t in s.scored}
         lines.append(
-            f"{s.suite} · {s.model}: {len(s.tasks)} tasks, {len(scored)} scored trials, "
+            f"{s.suite} · {s.model}: {plural(len(s.tasks), 'task')}, {plural(len(scored), 'scored trial')}, "
             f"{len(s.unscored)} unscored ({len(unresolved)} never completed)"
         )
-        ks = range(1, s.k_max + 1)
-        if s.k_max:
+        for block in range(1, s.k_max + 1, _K_PER_ROW):
+            ks = range(block, min(block + _K_PER_ROW, s.k_max + 1))
             lines.append("  k       " + "".join(f"{k:>7}" for k in ks))
             lines.append("  pass^k  " + "".join(f"{s.pass_hat(k):7.3f}" for k in ks))
             lines.append("  pass@k  " + "".join(f"{s.pass_at(k):7.3f}" for k in ks))
@@ -125,11 +130,23 @@ def summary_table(summaries: Sequence[ModelSummary], price: tuple[float, float] 
         reasons = s.reasons()
         if reasons:
             lines.append("  failures: " + " · ".join(f"{FAILURE_LABELS[r]} {n}" for r, n in reasons.most_common()))
-        width = max(len("task"), *(len(t.task) for t in s.tasks))
-        lines.append(f"  {'task':<{width}}   n   c  pass^1  outcomes")
+        column = max(4, *(width(t.task) for t in s.tasks))
+        lines.append(f"  {pad('task', column)}   n   c  pass^1  outcomes")
         for t in s.tasks:
-            marks = "".join("✓" if r.success else "✗" for r in t.trials)
             rate = f"{t.c / t.n:6.3f}" if t.n else "     -"
-            lines.append(f"  {t.task:<{width}} {t.n:3} {t.c:3}  {rate}  {marks}")
+            head = f"  {pad(t.task, column)} {t.n:3} {t.c:3}  {rate}  "
+            rows = _marks(t.trials) or [""]
+            lines.append(head + rows[0])
+            lines += [" " * len(head) + row for row in rows[1:]]
         lines.append("")
     return "\n".join(lines)
+
+
+_K_PER_ROW = 10  # 10 + 10 * 7 columns: a block of k fits 80
+
+
+def _marks(trials: Sequence[TrialRecord]) -> list[str]:
+    """``✓✓✗✓✓✓✓✓✓✓ ✓✓…``: groups of ten, fifty marks to a line."""
+    marks = "".join("✓" if r.success else "✗" for r in trials)
+    groups = [marks[i : i + 10] for i in range(0, len(marks), 10)]
+    return [" ".join(groups[i : i + 5]) for i in range(0, len(groups), 5)]

@@ -15,13 +15,13 @@ neutral objects' ``extra``, under the format's name, so they never leak into ano
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..errors import FormatError
 from ..messages import Message, ModelResponse, Request, ToolSpec
 
-__all__ = ["FORMATS", "WireFormat", "get_format"]
+__all__ = ["FORMATS", "WireFormat", "get_format", "read_declaration"]
 
 FORMATS: dict[str, str] = {
     "anthropic": "anthropic",
@@ -47,13 +47,56 @@ class WireFormat(Protocol):
     def response_from_wire(self, data: object, /) -> ModelResponse: ...
 
 
+def read_declaration(item: Mapping[str, Any], path: str = "tool") -> tuple[str, ToolSpec]:
+    """One function-tool declaration in whichever format spells it so, as (format name, ToolSpec).
+
+    The shapes: OpenAI Chat ``{"type": "function", "function": {...}}`` (``type`` may be left out, as
+    Mistral does), the Responses API's flat ``{"type": "function", "name", "parameters"}``, Anthropic's
+    ``{"name", "input_schema"}`` and legacy ``functions`` entries ``{"name", "parameters"}``. Each format's
+    own reader does the reading (``spec_from_wire`` in ``openai_chat``, ``openai_responses``,
+    ``anthropic`` and ``openai_functions``). A hosted or server tool, or anything else, raises
+    :class:`FormatError` saying what it is.
+    """
+    from . import anthropic, openai_chat, openai_functions, openai_responses
+
+    data = dict(item) if isinstance(item, Mapping) else item
+    if not isinstance(data, dict):
+        raise FormatError(f"a tool declaration is a JSON object, not {type(item).__name__}", path)
+    kind = data.get("type")
+    if isinstance(data.get("function"), dict):
+        spec, name = openai_chat.spec_from_wire(data, path), openai_chat.NAME
+    elif "input_schema" in data:
+        spec, name = anthropic.spec_from_wire(data, path), anthropic.NAME
+    elif kind == "function":
+        spec, name = openai_responses.spec_from_wire(data, path), openai_responses.NAME
+    elif kind is None and "name" in data:
+        spec, name = openai_functions.spec_from_wire(data, path), openai_functions.NAME
+    else:
+        spec = None
+    if spec is None:
+        what = f"a {kind!r} tool, which its provider runs" if kind else "no tool declaration toolslip knows"
+        raise FormatError(
+            f"this is {what}; a function tool is spelled as OpenAI Chat, Responses, Anthropic or legacy "
+            "functions declare it (server tools: toolslip.server_tool)",
+            path,
+        )
+    return name, spec
+
+
 def get_format(name: str) -> WireFormat:
     """The format module called ``name`` (``"openai-chat"``, ``"anthropic"``, ``"openai-responses"``...)."""
+    loaded = _LOADED.get(name)
+    if loaded is not None:
+        return loaded
     module = FORMATS.get(name)
     if module is None:
         known = ", ".join(sorted(FORMATS))
         raise FormatError(f"unknown wire format {name!r}; known formats: {known}")
-    return cast(WireFormat, importlib.import_module(f".{module}", __name__))
+    loaded = _LOADED[name] = cast(WireFormat, importlib.import_module(f".{module}", __name__))
+    return loaded
+
+
+_LOADED: dict[str, WireFormat] = {}  # a conversion looks up two formats: importlib's lookup is not free
 
 
 if TYPE_CHECKING:  # mypy proves each module satisfies the protocol

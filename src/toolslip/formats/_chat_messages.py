@@ -2,6 +2,11 @@
 
 Consecutive ``role: "tool"`` messages form one neutral ``tool`` message, and back; ``content`` keeps its
 spelling (string, list, ``null``, absent) in the stash under ``"shape"`` when the default would differ.
+
+An assistant message's parts come in wire order: its reasoning (``reasoning_content``, ``reasoning`` or
+OpenRouter's ``reasoning_details``), its content, its ``refusal`` (a text part flagged in the stash), then
+its ``tool_calls``. The stash says which reasoning field was used (``"reasoning"``), keeps each
+``reasoning_details`` entry as it was (``"detail"``), and notes ``tool_calls: []`` (``"calls"``).
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import FormatError
-from ..messages import Image, Message, Part, ProviderPart, Text, ToolCall, ToolResult
+from ..messages import File, Image, Message, Part, ProviderPart, Reasoning, ResultPart, Text, ToolCall, ToolResult
 from ._memo import MessageMemo
 from ._wire import (
     EMPTY,
@@ -19,22 +24,34 @@ from ._wire import (
     dump_arguments,
     image_from_url,
     image_to_url,
+    is_marked_error,
     leftover,
+    mark_error,
+    need,
     obj,
+    openai_file_from_wire,
+    openai_file_to_wire,
     parse_arguments,
     seq,
     stash,
     text,
+    unread_keys,
     unstash,
     with_fields,
 )
 
 NAME = "openai-chat"
+_FAMILY = frozenset({NAME, "openai-functions"})
+"""Formats whose reasoning this one writes: the legacy functions share Chat's messages."""
+OPENAI_FILES = frozenset({"openai-chat", "openai-functions", "openai-responses"})
+"""Formats whose file ids name files in the same OpenAI Files store."""
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
-_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name"})
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name", "refusal", *_REASONING_FIELDS, "reasoning_details"})
 _TOOL_MESSAGE_KEYS = frozenset({"role", "tool_call_id", "content"})
 _CALL_KEYS = frozenset({"id", "type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
 _ABSENT = object()
 
 
@@ -58,20 +75,35 @@ _encoded = MessageMemo(_encode)  # a loop resends its whole history: encode each
 
 def message_to_wire(message: Message) -> Json:
     kept = unstash(message.extra, NAME)
-    parts = message.parts
-    calls = [p for p in parts if type(p) is ToolCall]
-    if calls or any(type(p) is ProviderPart for p in parts):
-        # Content holds what is left once the calls, and other formats' blocks (thinking...), are taken out.
-        parts = tuple(p for p in parts if type(p) is not ToolCall and _ours(p))
+    part_kept: Mapping[str, Any] = kept.get("parts", EMPTY) if kept else EMPTY
+    content_parts: list[tuple[Part, Json | None]] = []
+    calls: list[Json] = []
+    reasoning: list[tuple[Reasoning, Json | None]] = []
+    refusal: str | None = None
+    for i, part in enumerate(message.parts):
+        mine = part_kept.get(str(i)) if part_kept else None
+        kind = type(part)
+        if kind is ToolCall:
+            calls.append(_call_to_wire(part, mine))  # type: ignore[arg-type]  # kind is ToolCall
+        elif kind is Reasoning:
+            if part.source in _FAMILY:  # type: ignore[union-attr]  # kind is Reasoning
+                reasoning.append((part, mine))  # type: ignore[arg-type]  # convert translates other reasoning
+        elif kind is Text and mine and mine.get("refusal"):
+            refusal = part.text  # type: ignore[union-attr]  # kind is Text
+        elif _ours(part):
+            content_parts.append((part, mine))
     out: Json = {"role": message.role}
-    content = _content_to_wire(parts, kept, message.role)
+    content = _content_to_wire(content_parts, kept, message.role)
     if content is not _ABSENT:
         out["content"] = content
     if message.name is not None:
         out["name"] = message.name
-    if calls:
-        part_kept = kept.get("parts", EMPTY)
-        out["tool_calls"] = [_call_to_wire(c, part_kept.get(str(len(parts) + j))) for j, c in enumerate(calls)]
+    if refusal is not None:
+        out["refusal"] = refusal
+    if reasoning:
+        _reasoning_to_wire(reasoning, kept.get("reasoning"), out)
+    if calls or kept.get("calls") == "empty":
+        out["tool_calls"] = calls
     out = with_fields(out, kept)
     if message.role == "system" and kept.get("fields", EMPTY).get("role") == "developer":
         out["role"] = "developer"
@@ -79,19 +111,60 @@ def message_to_wire(message: Message) -> Json:
 
 
 def _ours(part: Part) -> bool:
-    return type(part) is not ProviderPart or part.format == NAME
+    kind = type(part)
+    if kind is ProviderPart:
+        return part.format == NAME  # type: ignore[union-attr]  # another format's block means nothing here
+    if kind is File:
+        return _file_fits(part)  # type: ignore[arg-type]  # kind is File
+    return True
+
+
+def _file_fits(file: File) -> bool:
+    """Chat takes files inline or by an OpenAI file id, not by URL."""
+    return file.data is not None or (file.file_id is not None and file.source in OPENAI_FILES)
+
+
+def _reasoning_to_wire(parts: list[tuple[Reasoning, Json | None]], field: object, out: Json) -> None:
+    if field == "reasoning_details":
+        out["reasoning_details"] = [_detail_to_wire(part, mine) for part, mine in parts]
+        return
+    # DeepSeek and vLLM read reasoning back as reasoning_content; OpenRouter and Ollama as reasoning.
+    key = field if field in _REASONING_FIELDS else "reasoning_content"
+    out[str(key)] = "\n\n".join(part.text for part, _ in parts)
+
+
+def _detail_to_wire(part: Reasoning, kept: Json | None) -> Json:
+    detail: Json = dict(kept["detail"]) if kept and "detail" in kept else {"type": "reasoning.text"}
+    kind = detail.get("type")
+    if kind == "reasoning.encrypted":
+        detail["data"] = part.encrypted
+    elif kind == "reasoning.summary":
+        detail["summary"] = part.text
+    else:
+        detail["text"] = part.text
+        if part.signature is not None:
+            detail["signature"] = part.signature
+    return detail
 
 
 def _call_to_wire(call: ToolCall, kept: Json | None) -> Json:
-    out: Json = {
-        "id": call.id,
-        "type": "function",
-        "function": {"name": call.name, "arguments": dump_arguments(call.arguments, call.raw_arguments)},
-    }
-    return {**kept, **out} if kept else out
+    fn: Json = {"name": call.name}
+    shape = kept.get("shape") if kept else None
+    if shape == "object-arguments" and call.raw_arguments is None and call.arguments is not None:
+        fn["arguments"] = dict(call.arguments)  # as the provider sent it
+    elif shape == "null-arguments" and call.raw_arguments is None and not call.arguments:
+        fn["arguments"] = None
+    elif not (shape == "no-arguments" and call.raw_arguments is None and not call.arguments):
+        fn["arguments"] = dump_arguments(call.arguments, call.raw_arguments)
+    if kept and kept.get("function"):
+        fn = {**kept["function"], **fn}
+    out: Json = {"id": call.id, "type": "function", "function": fn}
+    if kept and kept.get("no_type"):
+        del out["type"]  # Mistral leaves it out
+    return {**kept["fields"], **out} if kept and kept.get("fields") else out
 
 
-def _content_to_wire(parts: Sequence[Part], kept: Mapping[str, Any], role: str) -> Any:
+def _content_to_wire(parts: Sequence[tuple[Part, Json | None]], kept: Mapping[str, Any], role: str) -> Any:
     shape = kept.get("shape") if kept else None
     if not parts:
         if shape == "list":
@@ -101,27 +174,23 @@ def _content_to_wire(parts: Sequence[Part], kept: Mapping[str, Any], role: str) 
         if shape == "":
             return ""
         return None if role == "assistant" else ""
-    if shape is None and len(parts) == 1 and type(parts[0]) is Text:
-        return parts[0].text
-    part_kept = kept.get("parts", EMPTY) if kept else EMPTY
-    out: list[Json] = []
-    for i, part in enumerate(parts):
-        wire = _part_to_wire(part, part_kept.get(str(i)))
-        if wire is not None:
-            out.append(wire)
-    return out
+    if shape is None and len(parts) == 1 and type(parts[0][0]) is Text:
+        return parts[0][0].text
+    return [_part_to_wire(part, mine) for part, mine in parts]
 
 
-def _part_to_wire(part: Part, kept: Json | None) -> Json | None:
-    if type(part) is Text:
-        block: Json = {"type": "text", "text": part.text}
+def _part_to_wire(part: Part, kept: Json | None) -> Json:
+    kind = type(part)
+    if kind is Text:
+        block: Json = {"type": "text", "text": part.text}  # type: ignore[union-attr]  # kind is Text
         return {**kept, **block} if kept else block
-    if type(part) is Image:
-        inner: Json = {"url": image_to_url(part)}
+    if kind is Image:
+        inner: Json = {"url": image_to_url(part)}  # type: ignore[arg-type]  # kind is Image
         return {"type": "image_url", "image_url": {**kept, **inner} if kept else inner}
-    if type(part) is ProviderPart:
-        # Another format's private block (an Anthropic thinking block...) has no meaning here.
-        return dict(part.data) if part.format == NAME else None
+    if kind is File:
+        return {"type": "file", "file": openai_file_to_wire(part)}  # type: ignore[arg-type]  # kind is File
+    if isinstance(part, ProviderPart):
+        return dict(part.data)  # audio, refusal parts... of this format
     raise FormatError(f"a {part.kind} part cannot appear in a message's content")
 
 
@@ -133,8 +202,7 @@ def _toolmessage_to_wire(message: Message, out: list[Json]) -> None:
             trailing.append(part)
             continue
         kept = part_kept.get(str(i), EMPTY)
-        content: Any = _result_content(part, kept)
-        wire: Json = {"role": "tool", "tool_call_id": part.call_id, "content": content}
+        wire: Json = {"role": "tool", "tool_call_id": part.call_id, "content": _result_content(part, kept)}
         out.append(with_fields(wire, kept))
     if trailing:
         # Text sent next to results (Anthropic allows it) becomes the user turn that follows them.
@@ -144,9 +212,14 @@ def _toolmessage_to_wire(message: Message, out: list[Json]) -> None:
 def _result_content(result: ToolResult, kept: Mapping[str, Any]) -> Any:
     content = result.content
     if isinstance(content, str):
-        return ERROR_PREFIX + content if result.is_error else content
-    wire = _content_to_wire(content, {"shape": "list", **kept}, "tool")
-    if result.is_error:
+        return mark_error(content) if result.is_error else content
+    if kept.get("shape") == "null" and not content:
+        return None
+    part_kept = kept.get("parts", EMPTY)
+    parts = [(p, part_kept.get(str(i))) for i, p in enumerate(content) if _ours(p)]
+    wire = _content_to_wire(parts, {"shape": "list"}, "tool")
+    first = content[0] if content else None
+    if result.is_error and not (type(first) is Text and is_marked_error(first.text)):
         wire.insert(0, {"type": "text", "text": ERROR_PREFIX})
     return wire
 
@@ -177,28 +250,103 @@ def messages_from_wire(items: object, path: str = "messages") -> list[Message]:
 def message_from_wire(data: Json, role: object, path: str) -> Message:
     neutral = _ROLES.get(role) if isinstance(role, str) else None
     if neutral is None:
-        raise FormatError(f"unknown role {role!r}; expected system, developer, user, assistant or tool", path)
+        legacy = "; a 'function' message is June-2023 function calling: read it as openai-functions"
+        hint = legacy if role == "function" else ""
+        raise FormatError(f"unknown role {role!r}; expected system, developer, user, assistant or tool{hint}", path)
+    parts: list[Part] = []
+    part_kept: dict[str, Json] = {}
+    kept: Json = {}
+    _reasoning_from_wire(data, path, parts, part_kept, kept)
     content = data.get("content", _ABSENT)
-    parts, part_kept, shape = _content_from_wire(content, f"{path}.content")
+    start = len(parts)
+    content_parts, content_kept, shape = _content_from_wire(content, f"{path}.content")
+    parts += content_parts
+    part_kept.update({str(start + int(k)): v for k, v in content_kept.items()})
+    refusal = data.get("refusal")
+    if isinstance(refusal, str):
+        part_kept[str(len(parts))] = {"refusal": True}
+        parts.append(Text(text=refusal))
     calls = data.get("tool_calls")
     if calls:
         for j, raw in enumerate(seq(calls, f"{path}.tool_calls")):
-            call, kept = call_from_wire(raw, f"{path}.tool_calls[{j}]")
-            if kept:
-                part_kept[str(len(parts))] = kept
+            call, call_kept = call_from_wire(raw, f"{path}.tool_calls[{j}]")
+            if call_kept:
+                part_kept[str(len(parts))] = call_kept
             parts.append(call)
+    elif isinstance(calls, list):
+        kept["calls"] = "empty"
     if neutral == "assistant" and shape == "null":
         shape = None  # null is how an assistant says "no text"
-    fields = leftover(data, _MESSAGE_KEYS) if len(data) > 2 or role == "developer" else None
+    fields = _unconsumed(data, kept.get("reasoning"))
+    unread = unread_keys(leftover(fields, frozenset(_REASONING_FIELDS))) + _unread_parts(parts, part_kept)
     if role == "developer":
-        fields = {**(fields or {}), "role": "developer"}
+        fields["role"] = "developer"
     name = data.get("name")
+    extra = stash(NAME, fields, shape, part_kept, unread)
+    if kept:
+        extra = {NAME: {**extra.get(NAME, EMPTY), **kept}}
     return Message(
         role=neutral,  # type: ignore[arg-type]  # _ROLES values are neutral roles
         parts=tuple(parts),
         name=text(name, f"{path}.name") if name is not None else None,
-        extra=stash(NAME, fields, shape, part_kept) if fields or shape is not None or part_kept else EMPTY,
+        extra=extra,
     )
+
+
+def _unconsumed(data: Json, reasoning_field: object) -> Json:
+    """The message's fields read into no part, kept to go back as they came.
+
+    Besides unknown keys: null refusals and tool calls, empty reasoning fields, and OpenRouter's plain
+    ``reasoning`` copy when its ``reasoning_details`` were read.
+    """
+    fields = leftover(data, _MESSAGE_KEYS)
+    for key in ("refusal", "tool_calls", "reasoning_details", *_REASONING_FIELDS):
+        if key in data and not data[key] and not (key == "tool_calls" and isinstance(data[key], list)):
+            fields[key] = data[key]
+        elif key in _REASONING_FIELDS and reasoning_field == "reasoning_details" and data.get(key):
+            fields[key] = data[key]
+    return fields
+
+
+def _unread_parts(parts: list[Part], part_kept: dict[str, Json]) -> list[str]:
+    """Kept part fields that carry content: a text part's annotations, a call's extra keys..."""
+    unread: list[str] = []
+    for key, value in part_kept.items():
+        part = parts[int(key)]
+        if type(part) is ToolCall:
+            value = {**value.get("fields", EMPTY), **value.get("function", EMPTY)}
+        elif type(part) is Reasoning or value.get("refusal"):
+            continue
+        unread += unread_keys(value, f"parts[{key}].")
+    return unread
+
+
+def _reasoning_from_wire(data: Json, path: str, parts: list[Part], part_kept: dict[str, Json], kept: Json) -> None:
+    """The message's reasoning fields as Reasoning parts (OpenRouter's details win over its plain copy)."""
+    details = data.get("reasoning_details")
+    if isinstance(details, list) and details:
+        kept["reasoning"] = "reasoning_details"
+        for j, raw in enumerate(details):
+            detail = obj(raw, f"{path}.reasoning_details[{j}]")
+            part_kept[str(len(parts))] = {"detail": detail}
+            encrypted = detail.get("data") if detail.get("type") == "reasoning.encrypted" else None
+            words = detail.get("summary") if detail.get("type") == "reasoning.summary" else detail.get("text")
+            signature = detail.get("signature")
+            parts.append(
+                Reasoning(
+                    text=words if isinstance(words, str) else "",
+                    signature=signature if isinstance(signature, str) else None,
+                    encrypted=encrypted if isinstance(encrypted, str) else None,
+                    source=NAME,
+                )
+            )
+        return
+    for field in _REASONING_FIELDS:
+        value = data.get(field)
+        if isinstance(value, str) and value:
+            kept["reasoning"] = field
+            parts.append(Reasoning(text=value, source=NAME))
+            return
 
 
 def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str, Json], str | None]:
@@ -214,16 +362,24 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
     for i, raw in enumerate(seq(content, path)):
         block = obj(raw, f"{path}[{i}]")
         kind = block.get("type")
+        rest: Json | None = None
         if kind == "text":
-            parts.append(Text(text=text(block.get("text"), f"{path}[{i}].text")))
+            parts.append(Text(text=need(block, "text", f"{path}[{i}]")))
             rest = leftover(block, frozenset({"type", "text"})) if len(block) > 2 else None
-        elif kind == "image_url" and block.keys() == {"type", "image_url"}:
+        elif kind == "image_url" and block.keys() == {"type", "image_url"} and isinstance(block["image_url"], dict):
             image = obj(block["image_url"], f"{path}[{i}].image_url")
-            parts.append(image_from_url(text(image.get("url"), f"{path}[{i}].image_url.url")))
+            parts.append(image_from_url(need(image, "url", f"{path}[{i}].image_url")))
             rest = leftover(image, frozenset({"url"})) if len(image) > 1 else None
+        elif (
+            kind == "file"
+            and block.keys() == {"type", "file"}
+            and isinstance(block["file"], dict)
+            and "file_url" not in block["file"]  # no such spelling in Chat
+            and (file := openai_file_from_wire(block["file"], NAME))
+        ):
+            parts.append(file)
         else:
-            parts.append(ProviderPart(format=NAME, data=block))  # audio, files, refusal parts...
-            rest = None
+            parts.append(ProviderPart(format=NAME, data=block))  # audio, refusal parts...
         if rest:
             kept[str(i)] = rest
     return parts, kept, "list"
@@ -232,14 +388,29 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
 def call_from_wire(raw: object, path: str) -> tuple[ToolCall, Json | None]:
     data = obj(raw, path)
     fn = obj(data.get("function"), f"{path}.function")
-    arguments = text(fn.get("arguments"), f"{path}.function.arguments")
+    kept: Json = {}
+    # Some providers leave `arguments` out of a call that takes none (or send null), some send an object.
+    raw = fn.get("arguments")
+    arguments = raw if isinstance(raw, str) else None
+    if raw is None:
+        kept["shape"] = "no-arguments" if "arguments" not in fn else "null-arguments"
+    elif isinstance(raw, dict):
+        kept["shape"] = "object-arguments"
+    elif arguments is None:
+        need(fn, "arguments", f"{path}.function")  # raises: says what the arguments were
+    if "type" not in data:
+        kept["no_type"] = True
+    if not data.keys() <= _CALL_KEYS:
+        kept["fields"] = leftover(data, _CALL_KEYS)
+    if not fn.keys() <= _FUNCTION_KEYS:
+        kept["function"] = leftover(fn, _FUNCTION_KEYS)
     call = ToolCall(
-        id=text(data.get("id"), f"{path}.id"),
-        name=text(fn.get("name"), f"{path}.function.name"),
-        arguments=parse_arguments(arguments),
+        id=need(data, "id", path),
+        name=need(fn, "name", f"{path}.function"),
+        arguments=parse_arguments(arguments) if arguments is not None else raw if isinstance(raw, dict) else {},
         raw_arguments=arguments,
     )
-    return call, (leftover(data, _CALL_KEYS) or None) if len(data) > 3 else None
+    return call, kept or None
 
 
 def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
@@ -247,21 +418,29 @@ def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
     kept: Json = {}
     if len(data) > 3:
         kept["fields"] = leftover(data, _TOOL_MESSAGE_KEYS)
-    result_content: str | tuple[Text | Image, ...]
+    result_content: str | tuple[ResultPart, ...]
     if isinstance(content, str):
         result_content = content
+        is_error = is_marked_error(content)
     else:
-        parts, part_kept, _ = _content_from_wire(content, f"{path}.content")
+        if content is None:
+            kept["shape"] = "null"
+        parts, part_kept, _ = _content_from_wire(content if content is not None else [], f"{path}.content")
         for i, part in enumerate(parts):
-            if type(part) is ProviderPart:
-                raise FormatError("a tool message's content parts must be text or images", f"{path}.content[{i}]")
-        result_content = tuple(parts)  # type: ignore[arg-type]  # checked just above
+            if type(part) is Reasoning or type(part) is ToolCall:  # pragma: no cover - content parts only
+                raise FormatError(
+                    "a tool message's content parts must be text, images or files", f"{path}.content[{i}]"
+                )
+        result_content = tuple(parts)  # type: ignore[arg-type]  # content parts are result parts
+        first = parts[0] if parts else None
+        is_error = type(first) is Text and is_marked_error(first.text)
         if part_kept:
             kept["parts"] = part_kept
     name = data.get("name")  # some compatible servers send it; it also stays in the stash
     result = ToolResult(
-        call_id=text(data.get("tool_call_id"), f"{path}.tool_call_id"),
+        call_id=need(data, "tool_call_id", path),
         content=result_content,
+        is_error=is_error,
         name=name if isinstance(name, str) else None,
     )
     return result, kept

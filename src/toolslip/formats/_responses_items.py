@@ -4,7 +4,8 @@ Consecutive model-side items (assistant ``message``, ``function_call``, ``reason
 form one neutral assistant message, consecutive ``function_call_output`` items one neutral ``tool``
 message. Per-part stash: a text part that opened an assistant ``message`` item keeps the item's own
 fields (``id``, ``status``...) under ``"item"`` and its number of content parts under ``"n"``, so the
-items come back exactly as they were.
+items come back exactly as they were; a ``refusal`` content part is a text part flagged ``"refusal"``;
+a ``reasoning`` item is a Reasoning part that keeps the whole item under ``"reasoning"``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import CannotExpress, FormatError
-from ..messages import Image, Message, Part, ProviderPart, Text, ToolCall, ToolResult
+from ..messages import File, Image, Message, Part, ProviderPart, Reasoning, ResultPart, Text, ToolCall, ToolResult
 from ._wire import (
     EMPTY,
     ERROR_PREFIX,
@@ -21,21 +22,28 @@ from ._wire import (
     dump_arguments,
     image_from_url,
     image_to_url,
+    is_marked_error,
     leftover,
+    mark_error,
+    need,
     obj,
+    openai_file_from_wire,
+    openai_file_to_wire,
     parse_arguments,
     seq,
     stash,
-    text,
+    unread_keys,
     unstash,
     with_fields,
 )
 
 NAME = "openai-responses"
+_OPENAI_FILES = frozenset({"openai-chat", "openai-functions", NAME})
 
 _ROLES = {"system": "system", "developer": "system", "user": "user"}
 _CALL_KEYS = frozenset({"type", "call_id", "name", "arguments"})
 _OUTPUT_KEYS = frozenset({"type", "call_id", "output"})
+_TYPE = frozenset({"type"})
 
 # --- messages (input items) -------------------------------------------------------------------------
 
@@ -68,10 +76,14 @@ def items_to_wire(message: Message, out: list[Json], *, full: bool) -> None:
     i = 0
     while i < len(parts):
         part, mine = parts[i], part_kept.get(str(i), EMPTY)
-        if type(part) is ToolCall:
-            out.append(_call_to_wire(part, mine, full))
-        elif type(part) is ProviderPart and "item" not in mine:
-            if part.format == NAME:  # reasoning and hosted-tool items
+        kind = type(part)
+        if kind is ToolCall:
+            out.append(_call_to_wire(part, mine, full))  # type: ignore[arg-type]  # kind is ToolCall
+        elif kind is Reasoning:
+            if part.source == NAME:  # type: ignore[union-attr]  # convert translates other reasoning
+                out.append(_reasoning_to_wire(part, mine, full, len(out)))  # type: ignore[arg-type]
+        elif isinstance(part, ProviderPart) and "item" not in mine:
+            if part.format == NAME:  # hosted-tool items
                 out.append(dict(part.data))
         else:  # the text (or refusal) parts of one assistant message item
             n = mine.get("n", 1)
@@ -83,6 +95,18 @@ def items_to_wire(message: Message, out: list[Json], *, full: bool) -> None:
             i += n
             continue
         i += 1
+
+
+def _reasoning_to_wire(part: Reasoning, kept: Mapping[str, Any], full: bool, at: int) -> Json:
+    item = kept.get("reasoning")
+    if item is not None and _reasoning_of(item) == part:
+        return dict(item)
+    out: Json = {"type": "reasoning", "summary": [{"type": "summary_text", "text": part.text}] if part.text else []}
+    if full:
+        out = {"id": f"rs_{at}", **out}
+    if part.encrypted is not None:
+        out["encrypted_content"] = part.encrypted
+    return out
 
 
 def _message_item(message: Message, kept: Mapping[str, Any]) -> Json:
@@ -98,8 +122,18 @@ def _message_item(message: Message, kept: Mapping[str, Any]) -> Json:
     else:
         kind = "input_text"
         part_kept = kept.get("parts", EMPTY) if kept else EMPTY
-        content = [_content_to_wire(p, kind, part_kept.get(str(j))) for j, p in enumerate(parts)]
+        content = [_content_to_wire(p, kind, part_kept.get(str(j))) for j, p in enumerate(parts) if fits(p)]
     return {**fields, "role": fields.get("role", role), "content": content}
+
+
+def fits(part: Part) -> bool:
+    """Whether a content part has a spelling here (another provider's file id or block has none)."""
+    kind = type(part)
+    if kind is ProviderPart:
+        return part.format == NAME  # type: ignore[union-attr]
+    if kind is File:
+        return part.file_id is None or part.source in _OPENAI_FILES  # type: ignore[union-attr]
+    return kind is not Reasoning
 
 
 def _content_to_wire(part: Part, text_kind: str, kept: Json | None) -> Json:
@@ -110,8 +144,10 @@ def _content_to_wire(part: Part, text_kind: str, kept: Json | None) -> Json:
         block = {"type": "input_image", "image_url": image_to_url(part)}
         if kept is None:
             block["detail"] = "auto"
+    elif type(part) is File:
+        block = {"type": "input_file", **openai_file_to_wire(part)}
     elif type(part) is ProviderPart and part.format == NAME:
-        block = dict(part.data)  # input_file, refusal...
+        block = dict(part.data)  # images by file_id...
     else:
         raise CannotExpress(f"a {part.kind} part cannot be message content in the Responses API")
     return {**kept, **block} if kept else block
@@ -120,9 +156,13 @@ def _content_to_wire(part: Part, text_kind: str, kept: Json | None) -> Json:
 def _assistant_item(
     parts: Sequence[Part], part_kept: Mapping[str, Any], start: int, mine: Mapping[str, Any], full: bool
 ) -> Json:
-    content = [
-        _content_to_wire(p, "output_text", part_kept.get(str(start + j), {}).get("block")) for j, p in enumerate(parts)
-    ]
+    content = []
+    for j, p in enumerate(parts):
+        kept = part_kept.get(str(start + j), EMPTY)
+        if kept.get("refusal"):
+            content.append({**kept.get("block", EMPTY), "type": "refusal", "refusal": p.text})  # type: ignore[union-attr]
+        elif fits(p):
+            content.append(_content_to_wire(p, "output_text", kept.get("block")))
     if mine:
         item = mine["item"]
         if mine.get("str"):
@@ -153,9 +193,10 @@ def _call_to_wire(call: ToolCall, kept: Mapping[str, Any], full: bool) -> Json:
 def _output_to_wire(result: ToolResult) -> Any:
     content = result.content
     if isinstance(content, str):
-        return ERROR_PREFIX + content if result.is_error else content
-    blocks = [_content_to_wire(p, "input_text", None) for p in content]
-    if result.is_error:
+        return mark_error(content) if result.is_error else content
+    blocks = [_content_to_wire(p, "input_text", None) for p in content if fits(p)]
+    first = content[0] if content else None
+    if result.is_error and not (type(first) is Text and is_marked_error(first.text)):
         blocks.insert(0, {"type": "input_text", "text": ERROR_PREFIX})
     return blocks
 
@@ -170,6 +211,18 @@ def messages_from_wire(items: object, path: str = "input") -> list[Message]:
     return reader.out
 
 
+def unread_parts(parts: Sequence[Part], part_kept: Mapping[str, Json]) -> list[str]:
+    """Kept fields of the items and content parts that carry content (annotations, a call's namespace...)."""
+    unread: list[str] = []
+    for key, kept in part_kept.items():
+        where = f"parts[{key}]."
+        if type(parts[int(key)]) is ToolCall:
+            unread += unread_keys(leftover(kept, frozenset({"id", "status"})), where)
+        elif "block" in kept:
+            unread += unread_keys(kept["block"], where)
+    return unread
+
+
 class _Reader:
     """Groups items into neutral messages: model-side items into one assistant message, outputs into one tool."""
 
@@ -181,7 +234,7 @@ class _Reader:
 
     def flush(self) -> None:
         if self.role is not None:
-            extra = stash(NAME, None, None, self.kept)
+            extra = stash(NAME, None, None, self.kept, unread_parts(self.parts, self.kept))
             self.out.append(Message(role=self.role, parts=tuple(self.parts), extra=extra))  # type: ignore[arg-type]
         self.role, self.parts, self.kept = None, [], {}
 
@@ -198,9 +251,11 @@ class _Reader:
         if kind == "function_call":
             self.add("assistant", call_from_wire(item, path), leftover(item, _CALL_KEYS))
         elif kind == "function_call_output":
-            result = ToolResult(
-                call_id=text(item.get("call_id"), f"{path}.call_id"), content=_output_from_wire(item, path)
+            content = _output_from_wire(item, path)
+            first = (
+                content if isinstance(content, str) else content[0].text if content and type(content[0]) is Text else ""
             )
+            result = ToolResult(call_id=need(item, "call_id", path), content=content, is_error=is_marked_error(first))
             self.add("tool", result, leftover(item, _OUTPUT_KEYS))
         elif kind == "message" and item.get("role") == "assistant" and item.get("content"):
             self._assistant(item, path)
@@ -209,7 +264,9 @@ class _Reader:
             self.out.append(_message_from_wire(item, path))
         elif kind == "message" and item.get("role") != "assistant":
             raise FormatError(f"unknown role {item.get('role')!r}; expected system, developer, user or assistant", path)
-        else:  # reasoning, hosted-tool calls, mcp items, item references, anything newer
+        elif kind == "reasoning" and (reasoning := _reasoning_of(item)) is not None:
+            self.add("assistant", reasoning, {"reasoning": item})
+        else:  # hosted-tool calls, mcp items, item references, anything newer
             self.add("assistant", ProviderPart(format=NAME, data=item))
 
     def _assistant(self, item: Json, path: str) -> None:
@@ -222,19 +279,39 @@ class _Reader:
         head["n"] = len(blocks)
         for j, raw in enumerate(blocks):
             block = obj(raw, f"{path}.content[{j}]")
+            kind = block.get("type")
             part: Part = ProviderPart(format=NAME, data=block)
-            if block.get("type") == "output_text":
-                part = Text(text=text(block.get("text"), f"{path}.content[{j}].text"))
-            rest = leftover(block, frozenset({"type", "text"})) if type(part) is Text else {}
-            self.add("assistant", part, {**(head if j == 0 else {}), "block": rest} if j == 0 or rest else None)
+            rest: Json = {}
+            flag: Json = {}
+            if kind == "output_text":
+                part = Text(text=need(block, "text", f"{path}.content[{j}]"))
+                rest = leftover(block, frozenset({"type", "text"}))
+            elif kind == "refusal" and isinstance(block.get("refusal"), str):
+                part = Text(text=block["refusal"])
+                rest, flag = leftover(block, frozenset({"type", "refusal"})), {"refusal": True}
+            kept = {**(head if j == 0 else {}), **flag}
+            if type(part) is Text and (j == 0 or rest):
+                kept["block"] = rest
+            self.add("assistant", part, kept or None)
+
+
+def _reasoning_of(item: Mapping[str, Any]) -> Reasoning | None:
+    """A reasoning item as a Reasoning part: its summaries (and any raw reasoning text) as one text."""
+    summary, content, encrypted = item.get("summary") or [], item.get("content") or [], item.get("encrypted_content")
+    if not isinstance(summary, list) or not isinstance(content, list) or not isinstance(encrypted, str | None):
+        return None
+    texts = [s.get("text") for s in (*summary, *content) if isinstance(s, dict)]
+    if not all(isinstance(t, str) for t in texts):
+        return None
+    return Reasoning(text="\n\n".join(texts), encrypted=encrypted, source=NAME)  # type: ignore[arg-type]  # strs
 
 
 def call_from_wire(item: Json, path: str) -> ToolCall:
     """A ``function_call`` item as a ToolCall (its other keys are the caller's to keep)."""
-    arguments = text(item.get("arguments"), f"{path}.arguments")
+    arguments = need(item, "arguments", path)
     return ToolCall(
-        id=text(item.get("call_id"), f"{path}.call_id"),
-        name=text(item.get("name"), f"{path}.name"),
+        id=need(item, "call_id", path),
+        name=need(item, "name", path),
         arguments=parse_arguments(arguments),
         raw_arguments=arguments,
     )
@@ -253,7 +330,7 @@ def _message_from_wire(item: Json, path: str) -> Message:
     return Message(
         role=_ROLES[role],  # type: ignore[arg-type]  # one of the neutral roles
         parts=tuple(parts),
-        extra=stash(NAME, fields, "list", part_kept),
+        extra=stash(NAME, fields, "list", part_kept, unread_keys(fields)),
     )
 
 
@@ -263,26 +340,25 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
     for j, raw in enumerate(seq(content, path)):
         block = obj(raw, f"{path}[{j}]")
         kind = block.get("type")
+        rest: Json = {}
         if kind in ("input_text", "output_text"):
-            parts.append(Text(text=text(block.get("text"), f"{path}[{j}].text")))
+            parts.append(Text(text=need(block, "text", f"{path}[{j}]")))
             rest = leftover(block, frozenset({"type", "text"}))
         elif kind == "input_image" and isinstance(block.get("image_url"), str):
             parts.append(image_from_url(block["image_url"]))
             rest = leftover(block, frozenset({"type", "image_url"}))
+        elif kind == "input_file" and (file := openai_file_from_wire(leftover(block, _TYPE), NAME)) is not None:
+            parts.append(file)
         else:
-            parts.append(ProviderPart(format=NAME, data=block))  # files, images by file_id
-            rest = {}
+            parts.append(ProviderPart(format=NAME, data=block))  # images by file_id, audio...
         if rest or kind == "input_image":
             kept[str(j)] = rest
     return parts, kept
 
 
-def _output_from_wire(item: Json, path: str) -> str | tuple[Text | Image, ...]:
+def _output_from_wire(item: Json, path: str) -> str | tuple[ResultPart, ...]:
     output = item.get("output")
     if isinstance(output, str):
         return output
     parts, _ = _content_from_wire(output, f"{path}.output")
-    for j, part in enumerate(parts):
-        if type(part) is ProviderPart:
-            raise FormatError("an output's content parts must be text or images", f"{path}.output[{j}]")
-    return tuple(parts)  # type: ignore[arg-type]  # checked just above
+    return tuple(p for p in parts if type(p) is not Reasoning and type(p) is not ToolCall)  # type: ignore[misc]

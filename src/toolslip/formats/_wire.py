@@ -17,12 +17,13 @@ OpenAI-only field across: each format reads only its own stash.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from ..errors import FormatError
-from ..messages import Image, ModelResponse, Request, StopReason, ToolChoice, ToolSpec
+from ..messages import File, Image, ModelResponse, Request, StopReason, ToolChoice, ToolSpec
 from ..server_tools import render as render_server_tools
 
 Json = dict[str, Any]
@@ -58,6 +59,32 @@ def text(value: object, path: str) -> str:
     if not isinstance(value, str):
         raise FormatError(f"expected a string, got {_kind(value)}", path)
     return value
+
+
+_MISSING = object()
+
+
+def need(data: Json, key: str, path: str) -> str:
+    """``data[key]`` as a string; a missing key says "missing", not "got null"."""
+    value = data.get(key, _MISSING)
+    if value is _MISSING:
+        raise FormatError("missing; expected a string", f"{path}.{key}")
+    return text(value, f"{path}.{key}")
+
+
+def text_or_none(value: object, path: str) -> str | None:
+    """A string field the services also send as ``null`` (descriptions...)."""
+    return None if value is None else text(value, path)
+
+
+def mark_error(content: str) -> str:
+    """An error result's text for a format without an error flag: ``"Error: "`` first, never twice."""
+    return content if is_marked_error(content) else ERROR_PREFIX + content
+
+
+def is_marked_error(content: str) -> bool:
+    """Whether a result read from a format without an error flag says it is an error (the mark above)."""
+    return content.startswith(ERROR_PREFIX)
 
 
 def _kind(value: object) -> str:
@@ -96,9 +123,18 @@ def dump_arguments(arguments: Mapping[str, Any] | None, raw: str | None) -> str:
 
 
 def stash(
-    name: str, fields: Json | None, shape: str | None = None, parts: dict[str, Json] | None = None
+    name: str,
+    fields: Json | None,
+    shape: str | None = None,
+    parts: dict[str, Json] | None = None,
+    unread: list[str] | None = None,
 ) -> Mapping[str, Any]:
-    """A neutral ``extra`` holding what format ``name`` needs for an exact round trip (``EMPTY`` if nothing)."""
+    """A neutral ``extra`` holding what format ``name`` needs for an exact round trip (``EMPTY`` if nothing).
+
+    ``unread`` names the kept wire fields that carry content (citations, audio, provider extras...), as
+    paths from the object they belong to: another format never sees them, so ``toolslip.convert``
+    reports each one.
+    """
     kept: Json = {}
     if fields:
         kept["fields"] = fields
@@ -106,7 +142,22 @@ def stash(
         kept["shape"] = shape
     if parts:
         kept["parts"] = parts
+    if unread:
+        kept["unread"] = unread
     return {name: kept} if kept else EMPTY
+
+
+BOOKKEEPING = frozenset({"id", "type", "status", "index", "object", "created", "cache_control", "detail", "role"})
+"""Wire fields that carry no content of their own: ids, statuses, prompt-cache hints, image detail."""
+
+
+def unread_keys(fields: Mapping[str, Any] | None, where: str = "") -> list[str]:
+    """The keys of kept ``fields`` that carry content (non-empty, not bookkeeping), as ``where`` + key."""
+    if not fields:
+        return []
+    return [
+        f"{where}{key}" for key, value in fields.items() if key not in BOOKKEEPING and value not in (None, [], {}, "")
+    ]
 
 
 def unstash(extra: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -145,15 +196,57 @@ def image_to_url(image: Image) -> str | None:
     return image.url if image.data is None else f"data:{image.media_type};base64,{image.data}"
 
 
+OPENAI_FILE_KEYS = frozenset({"file_data", "file_id", "file_url", "filename"})
+
+
+def openai_file_from_wire(data: Mapping[str, Any], source: str) -> File | None:
+    """An OpenAI file part's fields (Chat ``file.*``, Responses ``input_file``) as a File.
+
+    ``None`` for a spelling a File cannot give back exactly (two sources, a data URL without base64...).
+    """
+    name = data.get("filename")
+    sources = [k for k in ("file_data", "file_id", "file_url") if k in data]
+    if not data.keys() <= OPENAI_FILE_KEYS or not isinstance(name, str | None) or len(sources) != 1:
+        return None
+    key, value = sources[0], data[sources[0]]
+    if not isinstance(value, str):
+        return None
+    if key == "file_id":
+        return File(file_id=value, name=name, source=source)
+    if key == "file_url":
+        return File(url=value, name=name)
+    if value.startswith("data:") and ";base64," in value:
+        media_type, payload = value[5:].split(";base64,", 1)
+        return File(media_type=media_type, data=payload, name=name)
+    return None
+
+
+def openai_file_to_wire(file: File) -> Json:
+    """The inverse of :func:`openai_file_from_wire` (inline data as a ``data:`` URL)."""
+    out: Json = {}
+    if file.data is not None:
+        out["file_data"] = f"data:{file.media_type};base64,{file.data}"
+    elif file.url is not None:
+        out["file_url"] = file.url
+    else:
+        out["file_id"] = file.file_id
+    if file.name is not None:
+        out["filename"] = file.name
+    return out
+
+
 def split_tools(
-    items: object, path: str, read: Callable[[Json, str], ToolSpec | None]
+    items: object, path: str, read: Callable[[Json, str], ToolSpec | None], name: str = ""
 ) -> tuple[list[ToolSpec], list[Json]]:
     """A wire tool list as the specs ``read`` makes and the other tools (``read`` gave ``None``).
 
-    The others (hosted, server and custom tools) travel verbatim in ``Request.extra_tools``.
+    The others (hosted, server and custom tools) travel verbatim in ``Request.extra_tools``. When one of
+    them came before a spec, each spec keeps its place (``"at"`` in format ``name``'s stash), so the list
+    is written back in its own order: the order of the tools is part of a prompt-cache prefix.
     """
     specs: list[ToolSpec] = []
     others: list[Json] = []
+    at: list[int] = []
     for i, raw in enumerate(seq(items, path)):
         where = f"{path}[{i}]"
         item = obj(raw, where)
@@ -162,6 +255,12 @@ def split_tools(
             others.append(item)
         else:
             specs.append(spec)
+            at.append(i)
+    if name and others and at != list(range(len(specs))):
+        specs = [
+            replace(s, extra={**s.extra, name: {**unstash(s.extra, name), "at": i}})
+            for s, i in zip(specs, at, strict=True)
+        ]
     return specs, others
 
 
@@ -175,9 +274,33 @@ def only_specs(split: tuple[list[ToolSpec], list[Json]], kind: str) -> list[Tool
 
 def add_tools(body: Json, specs: list[Json], request: Request, name: str) -> None:
     """Put the request's tools in ``body["tools"]``: its specs (as ``specs``), server tools, extra tools."""
-    tools = [*specs, *render_server_tools(request.server_tools, name), *request.extra_tools]
+    tools = tool_list(specs, request, name)
     if tools:
         body["tools"] = tools
+
+
+def tool_list(specs: list[Json], request: Request, name: str) -> list[Any]:
+    """The request's whole tool list in format ``name``: its specs (as ``specs``), server and extra tools."""
+    others: list[Mapping[str, Any]] = [*render_server_tools(request.server_tools, name), *request.extra_tools]
+    places = [unstash(s.extra, name).get("at") for s in request.tools]
+    return _in_place(specs, places, others)
+
+
+def keep_empty(data: Json, extra: Json, keys: tuple[str, ...]) -> None:
+    """Known body fields given empty (``"tools": []``, ``"stop": null``) are sent back the same way."""
+    for key in keys:
+        if key in data and data[key] in (None, [], ""):
+            extra[key] = data[key]
+
+
+def _in_place(specs: list[Json], places: list[Any], others: list[Mapping[str, Any]]) -> list[Any]:
+    """Specs back at the places they were read from, the other tools filling the gaps in order."""
+    n = len(specs) + len(others)
+    if not others or not all(type(p) is int and 0 <= p < n for p in places) or len(set(places)) < len(places):
+        return [*specs, *others]
+    slots = dict(zip(places, specs, strict=True))
+    rest = iter(others)
+    return [slots[i] if i in slots else next(rest) for i in range(n)]
 
 
 def choice_from_wire(data: Json, extra: Json, read: Callable[[object], ToolChoice | None]) -> ToolChoice | None:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ..messages import Message, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
 from ._anthropic_blocks import NAME as NAME  # re-exported: the format module's public names
-from ._anthropic_blocks import blocks_from_wire, blocks_to_wire
+from ._anthropic_blocks import blocks_from_wire, blocks_to_wire, unread_parts
 from ._anthropic_blocks import messages_from_wire as messages_from_wire
 from ._anthropic_blocks import messages_to_wire as messages_to_wire
 from ._anthropic_blocks import system_to_wire as system_to_wire
@@ -30,14 +30,16 @@ from ._wire import (
     EMPTY,
     Json,
     add_tools,
+    keep_empty,
     leftover,
+    need,
     obj,
     only_specs,
     seq,
     split_tools,
     stash,
     stop_to_wire,
-    text,
+    text_or_none,
     unstash,
     with_fields,
 )
@@ -81,29 +83,37 @@ def tools_to_wire(specs: Iterable[ToolSpec]) -> list[Json]:
 
 
 def _tool_to_wire(spec: ToolSpec) -> Json:
+    kept = unstash(spec.extra, NAME)
     out: Json = {"name": spec.name}
     if spec.description:
         out["description"] = spec.description
+    elif "description" in kept:
+        out["description"] = kept["description"]  # spelled "" or null
     out["input_schema"] = spec.parameters
     if spec.strict is not None:
         out["strict"] = spec.strict
-    return with_fields(out, unstash(spec.extra, NAME))
+    return with_fields(out, kept)
 
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Client tools as ToolSpecs; a server tool raises (``request_from_wire`` keeps those)."""
-    return only_specs(split_tools(items, "tools", _spec_from_wire), "client")
+    return only_specs(split_tools(items, "tools", spec_from_wire), "client")
 
 
-def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
+def spec_from_wire(item: Json, path: str = "tools[0]") -> ToolSpec | None:
+    """One ``tools`` entry as a ToolSpec; ``None`` for a server or Anthropic-defined tool (web search, bash...)."""
     if item.get("type", "custom") != "custom" or "input_schema" not in item:
-        return None  # server tools (web search, bash, text editor...)
+        return None
+    description = text_or_none(item.get("description"), f"{path}.description")
+    kept = dict(stash(NAME, leftover(item, _TOOL_KEYS)).get(NAME, EMPTY))
+    if not description and "description" in item:
+        kept["description"] = description
     return ToolSpec(
-        name=text(item.get("name"), f"{path}.name"),
-        description=text(item.get("description", ""), f"{path}.description"),
+        name=need(item, "name", path),
+        description=description or "",
         parameters=obj(item["input_schema"], f"{path}.input_schema"),
         strict=item.get("strict"),
-        extra=stash(NAME, leftover(item, _TOOL_KEYS)),
+        extra={NAME: kept} if kept else EMPTY,
     )
 
 
@@ -113,11 +123,9 @@ def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
 def request_to_wire(request: Request) -> Json:
     """The full JSON body of a ``POST /v1/messages``."""
     settings = request.settings
-    body: Json = {
-        "model": request.model,
-        "max_tokens": settings.max_tokens if settings.max_tokens is not None else DEFAULT_MAX_TOKENS,
-        "messages": messages_to_wire(request.messages),
-    }
+    body: Json = {"model": request.model} if request.model else {}  # a history may have no model yet
+    body["max_tokens"] = settings.max_tokens if settings.max_tokens is not None else DEFAULT_MAX_TOKENS
+    body["messages"] = messages_to_wire(request.messages)
     system = system_to_wire(request.messages)
     if system is not None:
         body["system"] = system
@@ -164,8 +172,9 @@ def _tool_choice_from_wire(choice: object) -> tuple[ToolChoice | None, bool | No
 
 def request_from_wire(body: object) -> Request:
     data = obj(body, "body")
-    tools, extra_tools = split_tools(data.get("tools") or [], "tools", _spec_from_wire)
+    tools, extra_tools = split_tools(data.get("tools") or [], "tools", spec_from_wire, NAME)
     extra = leftover(data, _BODY_KEYS)
+    keep_empty(data, extra, ("tools", "stop_sequences", "system", "temperature", "tool_choice"))
     choice: ToolChoice | None = None
     parallel: bool | None = None
     if data.get("tool_choice") is not None:
@@ -184,8 +193,8 @@ def request_from_wire(body: object) -> Request:
         extra=extra,
     )
     return Request(
-        model=text(data.get("model"), "model"),
-        messages=tuple(messages_from_wire(data.get("messages"), data.get("system"))),
+        model=text_or_none(data.get("model"), "model") or "",
+        messages=tuple(messages_from_wire(data.get("messages"), data.get("system") or None)),
         tools=tuple(tools),
         settings=settings,
         extra_tools=tuple(extra_tools),
@@ -209,10 +218,12 @@ def response_to_wire(response: ModelResponse) -> Json:
         wire_usage["cache_creation_input_tokens"] = usage.cache_write_tokens
     if usage.cache_read_tokens:
         wire_usage["cache_read_input_tokens"] = usage.cache_read_tokens
-    if usage.server_tool_use:
-        # The current API (and SDK) always spells out both counters.
-        wire_usage["server_tool_use"] = {**_SERVER_COUNTERS, **usage.server_tool_use}
-    return {
+    spelled = kept.get("servers")
+    if usage.server_tool_use or spelled is not None:
+        # The current API (and SDK) always spells out both counters; a response read here keeps its own.
+        counters = dict.fromkeys(spelled, 0) if spelled is not None else _SERVER_COUNTERS
+        wire_usage["server_tool_use"] = {**counters, **usage.server_tool_use}
+    out: Json = {
         "type": "message",
         "stop_sequence": None,
         **kept.get("fields", EMPTY),
@@ -223,6 +234,9 @@ def response_to_wire(response: ModelResponse) -> Json:
         "stop_reason": stop_to_wire(response, STOP, STOP_BACK),
         "usage": wire_usage,
     }
+    for key in kept.get("absent", ()):
+        out.pop(key, None)  # defaults this writer adds that the response read here did not have
+    return out
 
 
 def response_from_wire(data: object) -> ModelResponse:
@@ -241,10 +255,16 @@ def response_from_wire(data: object) -> ModelResponse:
         del rest["cache_read_input_tokens"]
     servers = wire_usage.get("server_tool_use")
     server_use: Mapping[str, int] = {}
+    kept: dict[str, object] = {"fields": leftover(body, _RESPONSE_KEYS), "usage": rest}
+    absent = [k for k in ("type", "stop_sequence", "id", "model") if k not in body]
+    if absent:
+        kept["absent"] = absent
     if isinstance(servers, dict) and servers and all(type(v) is int for v in servers.values()):
         server_use = rest.pop("server_tool_use")
+        kept["servers"] = list(servers)
+    unread = unread_parts(parts, part_kept)
     return ModelResponse(
-        message=Message(role="assistant", parts=tuple(parts), extra=stash(NAME, None, None, part_kept)),
+        message=Message(role="assistant", parts=tuple(parts), extra=stash(NAME, None, None, part_kept, unread)),
         stop_reason=STOP.get(raw, "other") if isinstance(raw, str) else "other",
         usage=Usage(
             input_tokens=wire_usage.get("input_tokens") or 0,
@@ -253,8 +273,8 @@ def response_from_wire(data: object) -> ModelResponse:
             cache_write_tokens=cache_write,
             server_tool_use=server_use,
         ),
-        model=text(body.get("model", ""), "model"),
-        id=text(body.get("id", ""), "id"),
+        model=text_or_none(body.get("model"), "model") or "",
+        id=text_or_none(body.get("id"), "id") or "",
         raw_stop_reason=raw if isinstance(raw, str) else None,
-        extra={NAME: {"fields": leftover(body, _RESPONSE_KEYS), "usage": rest}},
+        extra={NAME: kept},
     )

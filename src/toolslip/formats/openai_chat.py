@@ -32,14 +32,16 @@ from ._wire import (
     Json,
     add_tools,
     choice_from_wire,
+    keep_empty,
     leftover,
+    need,
     obj,
     only_specs,
     seq,
     split_tools,
     stash,
     stop_to_wire,
-    text,
+    text_or_none,
     unstash,
     with_fields,
 )
@@ -78,30 +80,48 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
     fn: Json = {"name": spec.name}
     if spec.description:
         fn["description"] = spec.description
+    elif "description" in kept:
+        fn["description"] = kept["description"]  # spelled "" or null
     if kept.get("shape") != "absent":
         fn["parameters"] = spec.parameters
     if spec.strict is not None:
         fn["strict"] = spec.strict
-    return {"type": "function", "function": with_fields(fn, kept)}
+    out: Json = {"function": with_fields(fn, kept)}
+    if not kept.get("no_type"):
+        out = {"type": "function", **out}
+    return {**kept["tool"], **out} if kept.get("tool") else out
 
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Function tools as ToolSpecs; any other tool kind raises (``request_from_wire`` keeps those)."""
-    return only_specs(split_tools(items, "tools", _spec_from_wire), "function")
+    return only_specs(split_tools(items, "tools", spec_from_wire), "function")
 
 
-def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
-    if item.get("type") != "function" or item.keys() != {"type", "function"}:
-        return None  # hosted or custom tools
+def spec_from_wire(item: Json, path: str = "tools[0]") -> ToolSpec | None:
+    """One ``tools`` entry as a ToolSpec; ``None`` when it is not a function tool (hosted, custom...).
+
+    A function tool may leave out ``type`` (Mistral does), say ``"description": null``, and carry keys
+    next to ``function`` (``cache_control`` through proxies); all of it comes back as it was.
+    """
+    fn = item.get("function")
+    if item.get("type", "function") != "function" or not isinstance(fn, dict):
+        return None  # hosted, custom and provider tools (openrouter:web_search...)
     where = f"{path}.function"
-    fn = obj(item["function"], where)
     params = fn.get("parameters")
+    description = text_or_none(fn.get("description"), f"{where}.description")
+    kept: Json = dict(stash(NAME, leftover(fn, _FUNCTION_KEYS), "absent" if params is None else None).get(NAME, EMPTY))
+    if not description and "description" in fn:
+        kept["description"] = description
+    if "type" not in item:
+        kept["no_type"] = True
+    if item.keys() - {"type", "function"}:
+        kept["tool"] = leftover(item, frozenset({"type", "function"}))
     return ToolSpec(
-        name=text(fn.get("name"), f"{where}.name"),
-        description=text(fn.get("description", ""), f"{where}.description"),
+        name=need(fn, "name", where),
+        description=description or "",
         parameters=obj(params, f"{where}.parameters") if params is not None else {"type": "object"},
         strict=fn.get("strict"),
-        extra=stash(NAME, leftover(fn, _FUNCTION_KEYS), "absent" if params is None else None),
+        extra={NAME: kept} if kept else EMPTY,
     )
 
 
@@ -110,7 +130,8 @@ def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
 
 def request_to_wire(request: Request) -> Json:
     """The full JSON body of a ``POST /v1/chat/completions``."""
-    body: Json = {"model": request.model, "messages": messages_to_wire(request.messages)}
+    body: Json = {"model": request.model} if request.model else {}  # a history may have no model yet
+    body["messages"] = messages_to_wire(request.messages)
     add_tools(body, tools_to_wire(request.tools), request, NAME)
     settings = request.settings
     if settings.tool_choice is not None:
@@ -130,13 +151,18 @@ def request_to_wire(request: Request) -> Json:
         body["stop"] = list(settings.stop)
     if settings.extra:
         body.update(settings.extra)
+        if isinstance(settings.extra.get("stop"), str) and (settings.extra["stop"],) != settings.stop:
+            body["stop"] = list(settings.stop)  # the one-string spelling read earlier no longer applies
     return body
 
 
 def request_from_wire(body: object) -> Request:
     data = obj(body, "body")
-    tools, extra_tools = split_tools(data.get("tools") or [], "tools", _spec_from_wire)
+    tools, extra_tools = split_tools(data.get("tools") or [], "tools", spec_from_wire, NAME)
     extra = leftover(data, _BODY_KEYS)
+    keep_empty(data, extra, ("tools", "stop", "max_tokens", "temperature", "tool_choice", "parallel_tool_calls"))
+    if isinstance(data.get("stop"), str):
+        extra["stop"] = data["stop"]  # a single string: sent back as one (Settings.stop holds it too)
     choice = choice_from_wire(data, extra, _tool_choice_from_wire)
     stop = data.get("stop")
     settings = Settings(
@@ -148,7 +174,7 @@ def request_from_wire(body: object) -> Request:
         extra=extra,
     )
     return Request(
-        model=text(data.get("model"), "model"),
+        model=text_or_none(data.get("model"), "model") or "",
         messages=tuple(messages_from_wire(data.get("messages"), "messages")),
         tools=tuple(tools),
         settings=settings,
@@ -172,12 +198,11 @@ def _tool_choice_from_wire(choice: object) -> ToolChoice | None:
 def response_to_wire(response: ModelResponse) -> Json:
     """A full ``chat.completion`` object."""
     kept = unstash(response.extra, NAME)
-    message = message_to_wire(response.message)
-    choice: Json = {
-        **kept.get("choice", {"index": 0}),
-        "message": message,
-        "finish_reason": stop_to_wire(response, FINISH, FINISH_BACK),
-    }
+    choice: Json = {**kept.get("choice", {"index": 0})}
+    if not kept.get("no_message"):
+        choice["message"] = message_to_wire(response.message)
+    if not kept.get("no_finish"):
+        choice["finish_reason"] = stop_to_wire(response, FINISH, FINISH_BACK)
     out: Json = {
         "object": "chat.completion",
         "created": int(time.time()),
@@ -193,11 +218,18 @@ def response_to_wire(response: ModelResponse) -> Json:
             **kept.get("usage", EMPTY),
             "prompt_tokens": prompt,
             "completion_tokens": usage.output_tokens,
-            "total_tokens": prompt + usage.output_tokens,
+            "total_tokens": prompt + usage.output_tokens + kept.get("uncounted", 0),
         }
         if usage.cache_read_tokens and "prompt_tokens_details" not in wire:
             wire["prompt_tokens_details"] = {"cached_tokens": usage.cache_read_tokens}
+        if usage.reasoning_tokens:
+            wire["completion_tokens_details"] = {
+                **(wire.get("completion_tokens_details") or EMPTY),
+                "reasoning_tokens": usage.reasoning_tokens,
+            }
         out["usage"] = wire
+    for key in kept.get("absent", ()):
+        out.pop(key, None)  # defaults this writer adds that the response read here did not have
     return out
 
 
@@ -208,18 +240,31 @@ def response_from_wire(data: object) -> ModelResponse:
     if not choices:
         raise FormatError("the response has no choices", "choices")
     choice = obj(choices[0], "choices[0]")
-    wire_message = obj(choice.get("message"), "choices[0].message")
+    kept: Json = {"fields": leftover(body, frozenset({"id", "model", "choices", "usage"}))}
+    absent = [k for k in ("object", "created", "id", "model") if k not in body]
+    if absent:
+        kept["absent"] = absent
+    # A choice withheld by a content filter (Azure) comes with no message at all.
+    wire_message = obj(choice["message"], "choices[0].message") if choice.get("message") is not None else {}
+    if "message" not in choice:
+        kept["no_message"] = True
     message = message_from_wire(wire_message, "assistant", "choices[0].message")
     raw = choice.get("finish_reason")
+    if "finish_reason" not in choice:
+        kept["no_finish"] = True
     stop: StopReason = FINISH.get(raw, "other") if isinstance(raw, str) else "other"
     if wire_message.get("refusal"):
         stop = "refusal"
-    elif stop == "end_turn" and message.tool_calls:
-        stop = "tool_use"  # some compatible servers say "stop" next to tool calls
-    kept: Json = {"fields": leftover(body, frozenset({"id", "model", "choices", "usage"}))}
+    elif stop in ("end_turn", "other") and message.tool_calls:
+        stop = "tool_use"  # some compatible servers say "stop" (or nothing) next to tool calls
+    elif stop == "other" and raw is None:
+        stop = "end_turn"
     kept["choice"] = leftover(choice, frozenset({"message", "finish_reason"}))
+    if choice.get("message") is None and "message" in choice:
+        kept["choice"]["message"] = None
     if len(choices) > 1:
         kept["more_choices"] = choices[1:]
+        kept["unread"] = ["choices[1:]"]  # n > 1: the other answers have no neutral slot
     wire_usage = body.get("usage")
     if wire_usage is None:
         kept["no_usage"] = True
@@ -228,18 +273,23 @@ def response_from_wire(data: object) -> ModelResponse:
         wire_usage = obj(wire_usage, "usage")
         details = wire_usage.get("prompt_tokens_details") or EMPTY
         cached = details.get("cached_tokens") or 0
+        reasoning = (wire_usage.get("completion_tokens_details") or EMPTY).get("reasoning_tokens") or 0
         usage = Usage(
             input_tokens=(wire_usage.get("prompt_tokens") or 0) - cached,
             output_tokens=wire_usage.get("completion_tokens") or 0,
             cache_read_tokens=cached,
+            reasoning_tokens=reasoning,
         )
         kept["usage"] = leftover(wire_usage, frozenset({"prompt_tokens", "completion_tokens", "total_tokens"}))
+        total = wire_usage.get("total_tokens")
+        if type(total) is int and total != (wire_usage.get("prompt_tokens") or 0) + usage.output_tokens:
+            kept["uncounted"] = total - (wire_usage.get("prompt_tokens") or 0) - usage.output_tokens  # xAI's total
     return ModelResponse(
         message=message,
         stop_reason=stop,
         usage=usage,
-        model=text(body.get("model", ""), "model"),
-        id=text(body.get("id", ""), "id"),
+        model=text_or_none(body.get("model"), "model") or "",
+        id=text_or_none(body.get("id"), "id") or "",
         raw_stop_reason=raw if isinstance(raw, str) else None,
         extra={NAME: kept},
     )

@@ -27,7 +27,7 @@ from ..errors import CannotExpress, FormatError
 from ..messages import Message, ModelResponse, Request, Settings, ToolSpec, UseTool
 from ..server_tools import render as render_server_tools
 from . import openai_chat as chat
-from ._wire import Json, leftover, obj, seq, text
+from ._wire import Json, leftover, need, obj, seq
 
 NAME = "openai-functions"
 
@@ -70,10 +70,16 @@ def tools_to_wire(specs: Iterable[ToolSpec]) -> list[Json]:
 
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
-    wrapped = [
-        {"type": "function", "function": obj(raw, f"functions[{i}]")} for i, raw in enumerate(seq(items, "functions"))
+    return [
+        spec_from_wire(obj(raw, f"functions[{i}]"), f"functions[{i}]") for i, raw in enumerate(seq(items, "functions"))
     ]
-    return [replace(s, extra=_rekey(s.extra, chat.NAME, NAME)) for s in chat.tools_from_wire(wrapped)]
+
+
+def spec_from_wire(item: Json, path: str = "functions[0]") -> ToolSpec:
+    """One ``functions`` entry ``{name, description, parameters}`` as a ToolSpec."""
+    spec = chat.spec_from_wire({"type": "function", "function": item}, path)
+    assert spec is not None  # a function wrapper always reads as a function tool
+    return replace(spec, extra=_rekey(spec.extra, chat.NAME, NAME))
 
 
 # --- messages ---------------------------------------------------------------------------------------
@@ -152,15 +158,15 @@ def _to_chat(items: list[Any], path: str) -> list[Json]:
         role = message.get("role")
         if "function_call" in message:
             fn = obj(message["function_call"], f"{where}.function_call")
-            name = text(fn.get("name"), f"{where}.function_call.name")
-            arguments = text(fn.get("arguments"), f"{where}.function_call.arguments")
+            name = need(fn, "name", f"{where}.function_call")
+            arguments = need(fn, "arguments", f"{where}.function_call")
             repeat = seen[name, arguments] = seen.get((name, arguments), -1) + 1
             cid = call_id(name, arguments, repeat)
             pending.setdefault(name, []).append(cid)
             call = {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
             out.append({**leftover(message, frozenset({"function_call"})), "tool_calls": [call]})
         elif role == "function":
-            name = text(message.get("name"), f"{where}.name")
+            name = need(message, "name", where)
             waiting = pending.get(name)
             if not waiting:
                 raise FormatError(f"a result of {name!r} with no earlier call of {name!r} to answer", where)

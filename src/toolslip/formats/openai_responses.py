@@ -11,8 +11,9 @@ What is particular to this format:
   ``function_call`` items (``call_id`` pairs the call with its output; ``id`` is the item's own ``fc_...``
   id), ``function_call_output`` items, ``reasoning`` items, and hosted-tool items (``web_search_call``,
   ``mcp_call``, ``mcp_list_tools``...). Consecutive model-side items form one neutral assistant message;
-  consecutive outputs one neutral ``tool`` message. Reasoning and hosted-tool items become
-  ``ProviderPart("openai-responses", item)``, sent back unchanged.
+  consecutive outputs one neutral ``tool`` message. A reasoning item is a Reasoning part (the item kept
+  whole in the stash); hosted-tool items become ``ProviderPart("openai-responses", item)``, sent back
+  unchanged.
 - The system prompt is ``instructions`` (or a ``system``/``developer`` message item).
 - There is no error flag on an output: an error result is sent with ``"Error: "`` before its content.
 - A response has no finish reason: ``status`` (``completed``, ``incomplete`` with
@@ -43,7 +44,7 @@ from ..messages import (
     UseTool,
 )
 from ._responses_items import NAME as NAME  # re-exported: the format module's public names
-from ._responses_items import items_to_wire
+from ._responses_items import items_to_wire, unread_parts
 from ._responses_items import messages_from_wire as messages_from_wire
 from ._responses_items import messages_to_wire as messages_to_wire
 from ._wire import (
@@ -51,13 +52,16 @@ from ._wire import (
     Json,
     add_tools,
     choice_from_wire,
+    keep_empty,
     leftover,
+    need,
     obj,
     only_specs,
     seq,
     split_tools,
     stash,
     text,
+    text_or_none,
     unstash,
     with_fields,
 )
@@ -101,27 +105,41 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
     out: Json = {"type": "function", "name": spec.name}
     if spec.description:
         out["description"] = spec.description
-    out["parameters"] = spec.parameters
-    if not (spec.strict and kept.get("shape") == "no-strict"):
+    elif "description" in kept:
+        out["description"] = kept["description"]  # spelled "" or null
+    out["parameters"] = None if kept.get("null_parameters") else spec.parameters
+    if kept.get("null_strict") and spec.strict is None:
+        out["strict"] = None
+    elif not (spec.strict and kept.get("shape") == "no-strict"):
         out["strict"] = bool(spec.strict)
     return with_fields(out, kept)
 
 
 def tools_from_wire(items: Sequence[object]) -> list[ToolSpec]:
     """Function tools as ToolSpecs; a hosted tool raises (``request_from_wire`` keeps those)."""
-    return only_specs(split_tools(items, "tools", _spec_from_wire), "function")
+    return only_specs(split_tools(items, "tools", spec_from_wire), "function")
 
 
-def _spec_from_wire(item: Json, path: str) -> ToolSpec | None:
-    if item.get("type") != "function" or not isinstance(item.get("parameters"), dict):
-        return None  # hosted tools, mcp servers, custom tools
+def spec_from_wire(item: Json, path: str = "tools[0]") -> ToolSpec | None:
+    """One ``tools`` entry as a ToolSpec; ``None`` for hosted, MCP, custom and namespace tools."""
+    params = item.get("parameters")
+    if item.get("type") != "function" or not isinstance(params, dict | None):
+        return None
     strict = item.get("strict", True)  # the API's default
+    description = text_or_none(item.get("description"), f"{path}.description")
+    kept = dict(stash(NAME, leftover(item, _TOOL_KEYS), None if "strict" in item else "no-strict").get(NAME, EMPTY))
+    if not description and "description" in item:
+        kept["description"] = description
+    if params is None:
+        kept["null_parameters"] = True
+    if "strict" in item and strict is None:
+        kept["null_strict"] = True
     return ToolSpec(
-        name=text(item.get("name"), f"{path}.name"),
-        description=text(item.get("description", ""), f"{path}.description"),
-        parameters=item["parameters"],
+        name=need(item, "name", path),
+        description=description or "",
+        parameters=params if params is not None else {"type": "object"},
         strict=True if strict else None,
-        extra=stash(NAME, leftover(item, _TOOL_KEYS), None if "strict" in item else "no-strict"),
+        extra={NAME: kept} if kept else EMPTY,
     )
 
 
@@ -134,7 +152,7 @@ def request_to_wire(request: Request) -> Json:
     if settings.stop:
         raise CannotExpress("the Responses API has no stop sequences; leave Settings.stop empty", "stop")
     messages = list(request.messages)
-    body: Json = {"model": request.model}
+    body: Json = {"model": request.model} if request.model else {}  # a history may have no model yet
     first = messages[0] if messages else None
     if first is not None and first.role == "system" and unstash(first.extra, NAME).get("shape") == "instructions":
         body["instructions"] = first.text
@@ -161,8 +179,9 @@ def request_to_wire(request: Request) -> Json:
 
 def request_from_wire(body: object) -> Request:
     data = obj(body, "body")
-    tools, extra_tools = split_tools(data.get("tools") or [], "tools", _spec_from_wire)
+    tools, extra_tools = split_tools(data.get("tools") or [], "tools", spec_from_wire, NAME)
     extra = leftover(data, _BODY_KEYS)
+    keep_empty(data, extra, ("tools", "max_output_tokens", "temperature", "tool_choice", "parallel_tool_calls"))
     choice = choice_from_wire(data, extra, _tool_choice_from_wire)
     messages = messages_from_wire(data.get("input", []))
     instructions = data.get("instructions")
@@ -173,7 +192,7 @@ def request_from_wire(body: object) -> Request:
     elif instructions is not None:
         extra["instructions"] = instructions
     return Request(
-        model=text(data.get("model"), "model"),
+        model=text_or_none(data.get("model"), "model") or "",
         messages=tuple(messages),
         tools=tuple(tools),
         settings=Settings(
@@ -206,15 +225,22 @@ def response_to_wire(response: ModelResponse) -> Json:
     status, incomplete = _status_to_wire(response)
     usage = response.usage
     prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    details = {"cached_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens}
+    details: Json = {**kept.get("input_details", EMPTY), "cached_tokens": usage.cache_read_tokens}
+    if usage.cache_write_tokens or not kept.get("no_cache_write"):  # the SDK's type requires it
+        details["cache_write_tokens"] = usage.cache_write_tokens
     wire_usage: Json = {
         "output_tokens_details": {"reasoning_tokens": 0},
         **kept.get("usage", EMPTY),
         "input_tokens": prompt,
-        "input_tokens_details": {**kept.get("input_details", EMPTY), **details},
+        "input_tokens_details": details,
         "output_tokens": usage.output_tokens,
         "total_tokens": prompt + usage.output_tokens,
     }
+    if usage.reasoning_tokens:
+        wire_usage["output_tokens_details"] = {
+            **(wire_usage["output_tokens_details"] or EMPTY),
+            "reasoning_tokens": usage.reasoning_tokens,
+        }
     out: Json = {
         "object": "response",
         "created_at": int(time.time()),
@@ -230,6 +256,10 @@ def response_to_wire(response: ModelResponse) -> Json:
     }
     if not kept.get("no_usage"):
         out["usage"] = wire_usage
+    for key in kept.get("absent", ()):
+        out.pop(key, None)  # defaults this writer adds that the response read here did not have
+    if kept.get("null_output") and not output:
+        out["output"] = None
     return out
 
 
@@ -250,7 +280,8 @@ def response_from_wire(data: object) -> ModelResponse:
     body = obj(data, "response")
     parts: list[Part] = []
     part_kept: dict[str, Json] = {}
-    for m in messages_from_wire(seq(body.get("output"), "output"), "output"):  # all one assistant message
+    output = body.get("output")
+    for m in messages_from_wire(seq(output if output is not None else [], "output"), "output"):  # one message
         for key, value in unstash(m.extra, NAME).get("parts", EMPTY).items():
             part_kept[str(len(parts) + int(key))] = value
         parts += m.parts
@@ -260,12 +291,27 @@ def response_from_wire(data: object) -> ModelResponse:
     stop: StopReason = "other"
     if status == "completed":
         stop = "tool_use" if any(type(p) is ToolCall for p in parts) else "end_turn"
-        if any(type(p) is ProviderPart and p.data.get("type") == "refusal" for p in parts):
+        if any(kept.get("refusal") for kept in part_kept.values()):
             stop = "refusal"
     elif status == "incomplete" and isinstance(details, dict) and isinstance(details.get("reason"), str):
         raw = details["reason"]
         stop = INCOMPLETE.get(raw, "other")
     kept: Json = {"fields": leftover(body, _RESPONSE_KEYS)}
+    if "output" in body and output is None:
+        kept["null_output"] = True
+    defaults = (
+        "object",
+        "created_at",
+        "parallel_tool_calls",
+        "tool_choice",
+        "tools",
+        "incomplete_details",
+        "id",
+        "model",
+    )
+    absent = [k for k in defaults if k not in body]
+    if absent:
+        kept["absent"] = absent
     wire_usage = body.get("usage")
     usage = Usage()
     if wire_usage is None:
@@ -275,13 +321,17 @@ def response_from_wire(data: object) -> ModelResponse:
         details = obj(wire_usage.get("input_tokens_details") or {}, "usage.input_tokens_details")
         cached = details.get("cached_tokens") or 0
         written = details.get("cache_write_tokens") or 0
+        reasoning = (wire_usage.get("output_tokens_details") or EMPTY).get("reasoning_tokens") or 0
         usage = Usage(
             input_tokens=(wire_usage.get("input_tokens") or 0) - cached - written,
             output_tokens=wire_usage.get("output_tokens") or 0,
             cache_read_tokens=cached,
             cache_write_tokens=written,
+            reasoning_tokens=reasoning,
         )
         kept["input_details"] = leftover(details, frozenset({"cached_tokens", "cache_write_tokens"}))
+        if "cache_write_tokens" not in details:
+            kept["no_cache_write"] = True
         kept["usage"] = leftover(wire_usage, _USAGE_KEYS)
     hosted: dict[str, int] = {}
     for part in parts:
@@ -289,12 +339,15 @@ def response_from_wire(data: object) -> ModelResponse:
             hosted[key] = hosted.get(key, 0) + 1
     if hosted:
         usage = replace(usage, server_tool_use=hosted)
+    message = Message(
+        role="assistant", parts=tuple(parts), extra=stash(NAME, None, None, part_kept, unread_parts(parts, part_kept))
+    )
     return ModelResponse(
-        message=Message(role="assistant", parts=tuple(parts), extra=stash(NAME, None, None, part_kept)),
+        message=message,
         stop_reason=stop,
         usage=usage,
-        model=text(body.get("model", ""), "model"),
-        id=text(body.get("id", ""), "id"),
+        model=text_or_none(body.get("model"), "model") or "",
+        id=text_or_none(body.get("id"), "id") or "",
         raw_stop_reason=raw,
         extra={NAME: kept},
     )

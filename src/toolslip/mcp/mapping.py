@@ -16,7 +16,7 @@ from typing import Any
 import mcp_types as mt
 
 from ..effects import Effect, is_read_only, parse_effects
-from ..messages import Image, Text
+from ..messages import Image, ResultPart, Text
 from ..tools import ToolOutput
 
 __all__ = [
@@ -116,7 +116,7 @@ def _part(block: mt.ContentBlock) -> Text | Image:
     return Text(text=f"[resource link {block.name} <{block.uri}>{about}]")
 
 
-def content_to_mcp(content: ToolOutput) -> list[mt.ContentBlock]:
+def content_to_mcp(content: str | Sequence[ResultPart]) -> list[mt.ContentBlock]:
     """MCP content blocks for a toolslip tool result (the serving direction)."""
     if isinstance(content, str):
         return [mt.TextContent(text=content)]
@@ -124,6 +124,8 @@ def content_to_mcp(content: ToolOutput) -> list[mt.ContentBlock]:
     for part in content:
         if isinstance(part, Text):
             blocks.append(mt.TextContent(text=part.text))
+        elif not isinstance(part, Image):  # files and provider blocks come from wire formats, not from tools
+            blocks.append(mt.TextContent(text=f"[{part.kind} part left out]"))
         elif part.data is not None:
             blocks.append(mt.ImageContent(data=part.data, mime_type=part.media_type))
         else:  # an image by URL has no MCP image form; a resource link keeps the address

@@ -33,7 +33,7 @@ from ..model import Model
 if TYPE_CHECKING:
     from .openai import OpenAIChatModel, OpenAIResponsesModel
 
-__all__ = ["ProviderFactory", "default_model", "register_provider", "resolve_model"]
+__all__ = ["ProviderFactory", "check_model_string", "default_model", "register_provider", "resolve_model"]
 
 ProviderFactory: TypeAlias = Callable[..., Model]
 """``factory(model: str, *, base_url: str | None = None, **options) -> Model``; ``model`` may be ``""``."""
@@ -64,6 +64,23 @@ def resolve_model(spec: str, **options: Any) -> Model:
     Raises :class:`ConfigError` with one sentence for a malformed string, an unknown provider or a
     missing API key (naming the environment variable, never showing a key).
     """
+    provider, model, url = _parse(spec)
+    if url is not None:
+        options.setdefault("base_url", url)
+    factory = _registry.get(provider) or _BUILTIN.get(provider) or _plugin(provider)
+    if factory is None:
+        raise ConfigError(f"the {provider} provider module defines no create_model; expected one of: {FORMS}")
+    return factory(model, **options)
+
+
+def check_model_string(spec: str) -> None:
+    """Raise :class:`ConfigError` if ``spec`` is not a model string (its shape, or a provider nobody
+    registered), without making the model: nothing is imported, no key is looked for."""
+    _parse(spec)
+
+
+def _parse(spec: str) -> tuple[str, str, str | None]:
+    """``(provider, model, base URL)`` of a model string whose provider exists."""
     if not isinstance(spec, str):
         raise ConfigError(f"a model string is text such as 'openai:gpt-4o-mini', not {type(spec).__name__} {spec!r}")
     match = _SPEC.fullmatch(spec.strip())
@@ -71,18 +88,15 @@ def resolve_model(spec: str, **options: Any) -> Model:
         raise ConfigError(f"model string {spec!r} is not valid; expected one of: {FORMS}")
     if match["model"] == "":  # "scripted:" or "openai:": a colon promises a name
         raise ConfigError(f"model string {spec!r} ends with a colon: name the model after it, or drop the colon")
-    provider, model, url = match["provider"], match["model"] or "", match["url"]
-    if url is not None:
-        options.setdefault("base_url", url)
-    factory = _registry.get(provider) or _BUILTIN.get(provider) or _plugin(provider)
-    if factory is None:
+    provider = match["provider"]
+    if provider not in _registry and provider not in _BUILTIN and provider != "local":
         if match["model"] is None:  # a bare model name such as "gpt-4o"
             guess = f"{'anthropic' if provider.startswith('claude') else 'openai'}:{provider}"
             raise ConfigError(
                 f"model string {spec!r} has no provider prefix (did you mean {guess}?); expected one of: {FORMS}"
             )
         raise ConfigError(f"unknown model provider {provider!r} in {spec!r}; expected one of: {FORMS}")
-    return factory(model, **options)
+    return provider, match["model"] or "", match["url"]
 
 
 def default_model(explicit: str | None = None) -> tuple[Model, str]:
@@ -122,6 +136,14 @@ def _need_model(provider: str, model: str, example: str) -> None:
         raise ConfigError(f"{provider} needs a model name after the colon, e.g. {example}")
 
 
+def _env_url(variable: str) -> str | None:
+    """A base URL from the environment, checked here so the message names the variable to fix."""
+    from .http import check_base_url
+
+    value = os.environ.get(variable)
+    return check_base_url(value, variable) if value else None
+
+
 def _key(option: str | None, variable: str, needed: bool, service: str) -> str | None:
     key = option or os.environ.get(variable)
     if not key and needed:
@@ -151,14 +173,14 @@ def _openai_api(
     from .openai import DEFAULT_BASE_URL
 
     _need_model(cls.prefix, model, f"{cls.prefix}:gpt-4o-mini")
-    base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    base = base_url or _env_url("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     # A key is required by OpenAI itself; local compatible servers usually want none.
     key = _key(api_key, "OPENAI_API_KEY", base.rstrip("/") == DEFAULT_BASE_URL, "OpenAI")
     return cls(model, base_url=base, api_key=key, **options)
 
 
 def _openai_compatible(model: str, *, base_url: str | None = None, **options: Any) -> Model:
-    base = base_url or os.environ.get("OPENAI_BASE_URL")
+    base = base_url or _env_url("OPENAI_BASE_URL")
     if not base:
         raise ConfigError(
             "openai-compatible needs a base URL: write openai-compatible:MODEL@http://HOST:PORT/v1 "
@@ -171,7 +193,7 @@ def _azure(model: str, *, base_url: str | None = None, api_key: str | None = Non
     from .openai import OpenAIChatModel
 
     _need_model("azure", model, "azure:my-gpt-4o-deployment")
-    endpoint = os.environ.get("AZURE_OPENAI_ENDPOINT")
+    endpoint = _env_url("AZURE_OPENAI_ENDPOINT")
     base = base_url or (endpoint.rstrip("/") + "/openai/v1" if endpoint else None)
     if not base:
         raise ConfigError(
@@ -186,7 +208,7 @@ def _anthropic(model: str, *, base_url: str | None = None, api_key: str | None =
     from .anthropic import DEFAULT_BASE_URL, AnthropicModel
 
     _need_model("anthropic", model, DEFAULT_ANTHROPIC)
-    base = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+    base = base_url or _env_url("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
     key = _key(api_key, "ANTHROPIC_API_KEY", base.rstrip("/") == DEFAULT_BASE_URL, "Anthropic")
     return AnthropicModel(model, base_url=base, api_key=key, **options)
 

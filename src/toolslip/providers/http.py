@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
-from ..errors import ProviderError
+from ..errors import ConfigError, ProviderError
 from ..formats import WireFormat
 from ..formats.sse import ServerSentEvent, SSEDecoder
 from ..messages import ModelResponse, Request
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import aiohttp
     from yarl import URL
 
-__all__ = ["HttpModel", "HttpOptions", "HttpTransport", "error_message", "retry_delay"]
+__all__ = ["HttpModel", "HttpOptions", "HttpTransport", "check_base_url", "error_message", "retry_delay"]
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 INITIAL_DELAY = 0.5
@@ -197,6 +197,27 @@ class HttpTransport:
         )
 
 
+def check_base_url(url: str, source: str = "base_url") -> str:
+    """``url`` if it is an http(s) URL with a host; else a :class:`ConfigError` naming ``source``.
+
+    Checked once, when a model is made: aiohttp's own error for ``127.0.0.1:8765/v1`` (no scheme) comes
+    at the first request, as a traceback about an unsupported URL.
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ConfigError(f"{source} {url!r} is not a valid URL ({exc}); write it as http://HOST:PORT/PATH") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = url.split("://", 1)[-1]
+        raise ConfigError(
+            f"{source} {url!r} is not an http(s) URL with a host; write it with its scheme, e.g. http://{shown}"
+        )
+    return url
+
+
 async def _close_at_loop_end(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
     try:
         yield
@@ -341,6 +362,7 @@ class HttpModel:
 
         if base_url is None:
             base_url = self.default_base_url
+        check_base_url(base_url)
         official = base_url.rstrip("/") == self.default_base_url
         self.model = model
         self.name = name or f"{self.prefix}:{model}"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, ProviderError
 from ..messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
 from .local_chat import ChatTemplate, parse_output, tool_grammar
+from .local_probe import check_library
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> LoadedModel:
     with _loading:
         if key in _loaded:
             return _loaded[key]
+        check_library(path, n_threads=n_threads)  # a library that would kill this process says so first
         try:
             from llama_cpp import Llama
         except ImportError as exc:
@@ -229,20 +231,24 @@ def local_model(spec: str = "local", **options: Any) -> LocalModel:
     """Resolve ``local``, ``local:<catalogue name>`` or ``local:<path to a .gguf>`` to a model.
 
     Catalogue models are assembled from their installed packages and verified on first use (with a
-    progress bar on stderr); a path is used as it is.
+    progress bar on stderr); a path is used as it is. Then llama.cpp is checked to run on this machine
+    (:func:`.local_probe.check_library`, once per build), so ``toolslip run`` and ``toolslip serve`` stop
+    with the reason before they print a model line or listen.
     """
     _, _, rest = spec.partition(":")
     rest = rest or DEFAULT_MODEL
     if importlib.util.find_spec("llama_cpp") is None:  # say so before assembling 491 MB of weights
         raise ConfigError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}")
     if rest in CATALOGUE:
-        return LocalModel(path=ensure_weights(CATALOGUE[rest]), name=f"local:{rest}", **options)
-    path = Path(rest).expanduser()
-    if path.suffix == ".gguf":
+        model = LocalModel(path=ensure_weights(CATALOGUE[rest]), name=f"local:{rest}", **options)
+    elif (path := Path(rest).expanduser()).suffix == ".gguf":
         if not path.is_file():
             raise ConfigError(f"no GGUF model file at {path}")
-        return LocalModel(path=path, name=f"local:{path.name}", **options)
-    known = ", ".join(f"local:{n}" for n in CATALOGUE)
-    raise ConfigError(
-        f"unknown local model {spec!r}; use local (= local:{DEFAULT_MODEL}), {known} or local:/path/to/model.gguf"
-    )
+        model = LocalModel(path=path, name=f"local:{path.name}", **options)
+    else:
+        known = ", ".join(f"local:{n}" for n in CATALOGUE)
+        raise ConfigError(
+            f"unknown local model {spec!r}; use local (= local:{DEFAULT_MODEL}), {known} or local:/path/to/model.gguf"
+        )
+    check_library(model.path, n_threads=model.n_threads)
+    return model

@@ -8,6 +8,9 @@ answer, not a canned one.
 
 Scripts: ``expenses`` (``fx`` + ``calc``: 320 USD and 15000 JPY to CNY, then split four ways) and
 ``weather`` (``get_weather``). Plain ``scripted`` picks the script by the tools the request offers.
+
+Usage is estimated as a service would count it (``toolslip.tokens``: o200k tokens of the messages, the
+tool declarations and the answer), so clients that budget or log tokens see plausible numbers, not zeros.
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ import re
 from collections.abc import Callable
 
 from ..errors import ConfigError
-from ..messages import Message, ModelResponse, Request, ToolResult
+from ..messages import Message, ModelResponse, Request, ToolResult, Usage
 from ..testing import Turn, call, to_response
 
-__all__ = ["SCRIPTS", "ScriptedDemo"]
+__all__ = ["SCRIPTS", "ScriptedDemo", "estimate_usage"]
 
 _CNY = re.compile(r"=\s*(-?[\d.]+)\s*CNY")
 
@@ -114,4 +117,23 @@ class ScriptedDemo:
     async def complete(self, request: Request) -> ModelResponse:
         script = self._script or _pick(request)
         response = to_response(script(request))
-        return response if response.model else dataclasses.replace(response, model=self.name)
+        return dataclasses.replace(response, model=response.model or self.name, usage=estimate_usage(request, response))
+
+
+def estimate_usage(request: Request, response: ModelResponse) -> Usage:
+    """Tokens in and out as OpenAI counts a chat request: each message's text plus 3 tokens of framing,
+    3 more to prime the answer, and the tool declarations as sent."""
+    from ..tokens import count_tokens, declaration_cost
+
+    def texts(message: Message) -> list[str]:
+        out = [message.text]
+        out += [f"{c.name}{c.raw_arguments or json.dumps(c.arguments, ensure_ascii=False)}" for c in message.tool_calls]
+        return out + [r.text for r in message.tool_results]
+
+    asked = [t for m in request.messages for t in texts(m)]
+    framing = 3 * len(request.messages) + 3
+    tools = declaration_cost(request.tools, formats=("openai-chat",)).totals["openai-chat"] if request.tools else 0
+    return Usage(
+        input_tokens=sum(count_tokens(asked)) + framing + tools,
+        output_tokens=max(1, sum(count_tokens(texts(response.message)))),
+    )

@@ -1,0 +1,502 @@
+"""What a wire body *says*, counted straight from its JSON, independently of toolslip's format modules.
+
+The real-traffic test compares the content of a body before and after ``toolslip.convert`` with this
+extractor, so the check does not trust the code it checks: nothing here imports toolslip. Each body
+becomes a bag (multiset) of items per category:
+
+    text        ("in" | "out", text)        what the user/system side or the model wrote
+    call        (name, arguments)           the model's function calls
+    result      (text, is_error)            function results ("Error: " prefix and is_error flag are one fact)
+    reasoning   text                        readable reasoning or its summary (whitespace removed)
+    opaque      value                       signatures and encrypted reasoning, kept verbatim or reported
+    tool        (name, description, schema) function tool declarations
+    hosted      type                        server / hosted tool declarations and their blocks or items
+    citation    url or title                citations and annotations
+    media       (kind, data)                images, files, documents, audio
+    setting     (knob, value)               knobs every format has: stream, temperature, top_p, stop, max
+                                            tokens, tool_choice, parallel calls, user
+    field       key                         any other request field, and message fields with no meaning
+                                            elsewhere (participant names, provider extras)
+    flag        (flag, name)                namespace, defer_loading
+
+Texts are compared with their whitespace removed, so splitting one text into two parts (or joining
+reasoning summaries) does not count as a change, but any changed character does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+Content = dict[str, Counter[Any]]
+
+CATEGORIES = (
+    "text",
+    "call",
+    "result",
+    "reasoning",
+    "opaque",
+    "tool",
+    "hosted",
+    "citation",
+    "media",
+    "setting",
+    "field",
+    "flag",
+)
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _args(raw: Any) -> str:
+    if isinstance(raw, str):
+        if not raw.strip():
+            return "{}"
+        try:
+            return _canon(json.loads(raw))
+        except json.JSONDecodeError:
+            return raw
+    return _canon(raw if raw is not None else {})
+
+
+class _Bag:
+    def __init__(self) -> None:
+        self.c: Content = {k: Counter() for k in CATEGORIES}
+
+    def add(self, category: str, item: Any) -> None:
+        self.c[category][item] += 1
+
+    def text(self, side: str, text: Any) -> None:
+        if isinstance(text, str) and text.strip():
+            self.add("text", (side, _squash(text)))
+
+    def reasoning(self, text: Any) -> None:
+        if isinstance(text, str) and text.strip():
+            self.add("reasoning", _squash(text))
+
+    def opaque(self, value: Any) -> None:
+        if isinstance(value, str) and value:
+            self.add("opaque", value)
+
+    def result(self, text: str, is_error: bool) -> None:
+        if text.startswith("Error: "):
+            text, is_error = text[len("Error: ") :], True
+        elif text.startswith("Error:") and is_error:
+            text = text[len("Error:") :]
+        self.add("result", (_squash(text), is_error))
+
+    def setting(self, knob: str, value: Any) -> None:
+        if value is not None:
+            self.add("setting", (knob, _canon(value)))
+
+    def tool(self, name: Any, description: Any, schema: Any) -> None:
+        self.add("tool", (name, description or "", _canon(schema if schema is not None else {"type": "object"})))
+
+
+# --- OpenAI Chat Completions (and legacy functions) ---------------------------------------------------
+
+_CHAT_MESSAGE = {"role", "content", "tool_calls", "tool_call_id", "function_call", "name", "refusal"}
+_CHAT_BODY = {
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "functions",
+    "function_call",
+    "stream",
+    "temperature",
+    "top_p",
+    "stop",
+    "max_tokens",
+    "max_completion_tokens",
+    "parallel_tool_calls",
+    "user",
+}
+
+
+def _chat_parts(bag: _Bag, side: str, content: Any) -> list[str]:
+    """Texts of a content list (also added to the bag); other parts become media."""
+    texts: list[str] = []
+    if isinstance(content, str):
+        return [content]
+    for part in content if isinstance(content, list) else ():
+        kind = part.get("type")
+        if kind == "text":
+            texts.append(part.get("text", ""))
+            for note in part.get("annotations") or ():
+                bag.add("citation", _citation(note))
+        elif kind == "image_url":
+            bag.add("media", ("image", _image_key(part["image_url"].get("url"))))
+        elif kind == "input_audio":
+            bag.add("media", ("audio", part["input_audio"].get("data")))
+        elif kind == "file":
+            file = part.get("file") or {}
+            bag.add("media", ("file", _file_key(file.get("file_data") or file.get("file_id"))))
+        elif kind == "refusal":
+            texts.append(part.get("refusal", ""))
+        else:
+            bag.add("field", f"part:{kind}")
+    return texts
+
+
+def _image_key(url: Any) -> Any:
+    if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+        return url.split(";base64,", 1)[1]
+    return url
+
+
+def _file_key(data: Any) -> Any:
+    return _image_key(data)
+
+
+def _citation(note: Any) -> Any:
+    if not isinstance(note, dict):
+        return _canon(note)
+    inner = note.get("url_citation") if isinstance(note.get("url_citation"), dict) else note
+    return inner.get("url") or inner.get("title") or inner.get("file_id") or inner.get("document_title") or _canon(note)
+
+
+def _chat_message(bag: _Bag, message: dict[str, Any]) -> None:
+    role = message.get("role")
+    if role in ("tool", "function"):
+        content = message.get("content")
+        texts = _chat_parts(bag, "in", content) if content is not None else []
+        bag.result("".join(t for t in texts), False)
+        for key in message.keys() - {"role", "content", "tool_call_id", "name"}:
+            bag.add("field", f"message:{key}")
+        return
+    side = "out" if role == "assistant" else "in"
+    for text in _chat_parts(bag, side, message.get("content")):
+        bag.text(side, text)
+    if isinstance(message.get("refusal"), str):
+        bag.text("out", message["refusal"])
+    for call in message.get("tool_calls") or ():
+        fn = call.get("function") or {}
+        bag.add("call", (fn.get("name"), _args(fn.get("arguments"))))
+    if isinstance(message.get("function_call"), dict):
+        fn = message["function_call"]
+        bag.add("call", (fn.get("name"), _args(fn.get("arguments"))))
+    if message.get("name") is not None:
+        bag.add("field", "message:name")
+    _chat_reasoning(bag, message)
+    for note in message.get("annotations") or ():
+        bag.add("citation", _citation(note))
+    if message.get("audio"):
+        bag.add("media", ("audio", _canon(message["audio"])))
+    for key in message.keys() - _CHAT_MESSAGE - {"reasoning_content", "reasoning", "reasoning_details"}:
+        if key == "annotations" or (key == "audio" and not message["audio"]):
+            continue
+        if message[key] not in (None, [], {}):
+            bag.add("field", f"message:{key}")
+
+
+def _chat_reasoning(bag: _Bag, message: dict[str, Any]) -> None:
+    """DeepSeek's reasoning_content, OpenRouter's reasoning (plain) and reasoning_details (which win)."""
+    details = message.get("reasoning_details")
+    if isinstance(details, list) and details:
+        for detail in details:
+            bag.reasoning(detail.get("text") or detail.get("summary"))
+            bag.opaque(detail.get("signature"))
+            bag.opaque(detail.get("data"))
+    else:
+        bag.reasoning(message.get("reasoning_content"))
+        if isinstance(message.get("reasoning"), str):
+            bag.reasoning(message["reasoning"])
+
+
+def _chat_tools(bag: _Bag, tools: Iterable[Any]) -> None:
+    for tool in tools:
+        fn = tool.get("function")
+        if isinstance(fn, dict) and tool.get("type", "function") == "function":
+            bag.tool(fn.get("name"), fn.get("description"), fn.get("parameters"))
+        else:
+            bag.add("hosted", tool.get("type"))
+
+
+def _choice_value(choice: Any) -> Any:
+    if isinstance(choice, dict):
+        if choice.get("type") in ("function", "tool"):
+            fn = choice.get("function") if isinstance(choice.get("function"), dict) else choice
+            return "name:" + str(fn.get("name"))
+        if choice.get("type") in ("auto", "none"):
+            return choice["type"]
+        if choice.get("type") == "any":
+            return "required"
+        if "name" in choice and len(choice) == 1:
+            return "name:" + str(choice["name"])
+        return _canon(choice)
+    return choice
+
+
+def _fields(bag: _Bag, body: dict[str, Any], known: set[str]) -> None:
+    """Other request fields; an empty one (``"include": []``) says nothing."""
+    for key in body.keys() - known:
+        if body[key] not in (None, [], {}, ""):
+            bag.add("field", key)
+
+
+def chat_request(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    for message in body.get("messages") or ():
+        _chat_message(bag, message)
+    _chat_tools(bag, body.get("tools") or ())
+    for fn in body.get("functions") or ():
+        bag.tool(fn.get("name"), fn.get("description"), fn.get("parameters"))
+    for knob in ("stream", "temperature", "top_p", "user"):
+        bag.setting(knob, body.get(knob))
+    stop = body.get("stop")
+    bag.setting("stop", [stop] if isinstance(stop, str) else stop or None)
+    bag.setting("max_tokens", body.get("max_completion_tokens", body.get("max_tokens")))
+    bag.setting("tool_choice", _choice_value(body.get("tool_choice", body.get("function_call"))))
+    bag.setting("parallel_tool_calls", body.get("parallel_tool_calls"))
+    _fields(bag, body, _CHAT_BODY)
+    return bag.c
+
+
+def chat_response(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    for choice in body.get("choices") or ():
+        if isinstance(choice.get("message"), dict):
+            _chat_message(bag, choice["message"])
+    usage = body.get("usage") or {}
+    _usage(
+        bag,
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        (usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
+    )
+    return bag.c
+
+
+def _usage(bag: _Bag, total_in: Any, out: Any, reasoning: Any) -> None:
+    bag.setting("usage.input", total_in or 0)
+    bag.setting("usage.output", out or 0)
+    if reasoning:
+        bag.setting("usage.reasoning", reasoning)
+
+
+# --- OpenAI Responses ---------------------------------------------------------------------------------
+
+_RESPONSES_BODY = {
+    "model",
+    "input",
+    "instructions",
+    "tools",
+    "tool_choice",
+    "stream",
+    "temperature",
+    "top_p",
+    "max_output_tokens",
+    "parallel_tool_calls",
+    "user",
+}
+
+
+def _responses_content(bag: _Bag, side: str, content: Any) -> None:
+    if isinstance(content, str):
+        bag.text(side, content)
+        return
+    for part in content if isinstance(content, list) else ():
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text"):
+            bag.text(side, part.get("text"))
+            for note in part.get("annotations") or ():
+                bag.add("citation", _citation(note))
+        elif kind == "refusal":
+            bag.text("out", part.get("refusal"))
+        elif kind == "input_image":
+            bag.add("media", ("image", _image_key(part.get("image_url") or part.get("file_id"))))
+        elif kind == "input_file":
+            bag.add("media", ("file", _file_key(part.get("file_data") or part.get("file_id") or part.get("file_url"))))
+        elif kind == "input_audio":
+            bag.add("media", ("audio", (part.get("input_audio") or {}).get("data")))
+        else:
+            bag.add("field", f"part:{kind}")
+
+
+def _responses_items(bag: _Bag, items: Any) -> None:
+    if isinstance(items, str):
+        bag.text("in", items)
+        return
+    for item in items or ():
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            side = "out" if item.get("role") == "assistant" else "in"
+            _responses_content(bag, side, item.get("content"))
+        elif kind == "function_call":
+            bag.add("call", (item.get("name"), _args(item.get("arguments"))))
+            if item.get("namespace"):
+                bag.add("flag", ("namespace", item["namespace"]))
+        elif kind == "function_call_output":
+            output = item.get("output")
+            if isinstance(output, list):
+                texts = []
+                for part in output:
+                    if part.get("type") in ("input_text", "output_text"):
+                        texts.append(part.get("text", ""))
+                    else:
+                        _responses_content(bag, "in", [part])
+                output = "".join(texts)
+            bag.result(output if isinstance(output, str) else "", False)
+        elif kind == "reasoning":
+            texts = [s.get("text", "") for s in item.get("summary") or ()]
+            texts += [c.get("text", "") for c in item.get("content") or ()]
+            bag.reasoning("".join(texts))
+            bag.opaque(item.get("encrypted_content"))
+        else:
+            bag.add("hosted", kind)
+
+
+def _responses_tools(bag: _Bag, tools: Iterable[Any]) -> None:
+    for tool in tools:
+        if tool.get("type") == "function":
+            bag.tool(tool.get("name"), tool.get("description"), tool.get("parameters"))
+            if tool.get("defer_loading"):
+                bag.add("flag", ("defer_loading", tool.get("name")))
+        else:
+            bag.add("hosted", tool.get("type"))
+
+
+def responses_request(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    bag.text("in", body.get("instructions"))
+    _responses_items(bag, body.get("input"))
+    _responses_tools(bag, body.get("tools") or ())
+    for knob in ("stream", "temperature", "top_p", "user"):
+        bag.setting(knob, body.get(knob))
+    bag.setting("max_tokens", body.get("max_output_tokens"))
+    bag.setting("tool_choice", _choice_value(body.get("tool_choice")))
+    bag.setting("parallel_tool_calls", body.get("parallel_tool_calls"))
+    _fields(bag, body, _RESPONSES_BODY)
+    return bag.c
+
+
+def responses_response(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    _responses_items(bag, body.get("output"))
+    usage = body.get("usage") or {}
+    _usage(
+        bag,
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        (usage.get("output_tokens_details") or {}).get("reasoning_tokens"),
+    )
+    return bag.c
+
+
+# --- Anthropic Messages ------------------------------------------------------------------------------
+
+_ANTHROPIC_BODY = {
+    "model",
+    "messages",
+    "system",
+    "tools",
+    "tool_choice",
+    "stream",
+    "temperature",
+    "top_p",
+    "stop_sequences",
+    "max_tokens",
+}
+
+
+def _anthropic_blocks(bag: _Bag, side: str, content: Any) -> None:
+    if isinstance(content, str):
+        bag.text(side, content)
+        return
+    for block in content or ():
+        kind = block.get("type")
+        if kind == "text":
+            bag.text(side, block.get("text"))
+            for cite in block.get("citations") or ():
+                bag.add("citation", _citation(cite))
+        elif kind == "tool_use":
+            bag.add("call", (block.get("name"), _args(block.get("input"))))
+        elif kind == "tool_result":
+            inner = block.get("content")
+            texts = []
+            if isinstance(inner, str):
+                texts.append(inner)
+            for part in inner if isinstance(inner, list) else ():
+                if part.get("type") == "text":
+                    texts.append(part.get("text", ""))
+                else:
+                    _anthropic_blocks(bag, "in", [part])
+            bag.result("".join(texts), block.get("is_error") is True)
+        elif kind == "thinking":
+            bag.reasoning(block.get("thinking"))
+            bag.opaque(block.get("signature"))
+        elif kind == "redacted_thinking":
+            bag.opaque(block.get("data"))
+        elif kind == "image":
+            source = block.get("source") or {}
+            bag.add("media", ("image", source.get("data") or source.get("url") or source.get("file_id")))
+        elif kind == "document":
+            source = block.get("source") or {}
+            key = source.get("data") or source.get("url") or source.get("file_id")
+            bag.add("media", ("file", key if isinstance(key, str) else _canon(source)))
+        else:  # server_tool_use, *_tool_result, tool_reference, search_result, container_upload...
+            bag.add("hosted", kind)
+
+
+def anthropic_request(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    _anthropic_blocks(bag, "in", body.get("system"))
+    for message in body.get("messages") or ():
+        side = "out" if message.get("role") == "assistant" else "in"
+        _anthropic_blocks(bag, side, message.get("content"))
+    for tool in body.get("tools") or ():
+        if tool.get("type", "custom") == "custom" and "input_schema" in tool:
+            bag.tool(tool.get("name"), tool.get("description"), tool.get("input_schema"))
+            if tool.get("defer_loading"):
+                bag.add("flag", ("defer_loading", tool.get("name")))
+        else:
+            bag.add("hosted", tool.get("type"))
+    for knob in ("stream", "temperature", "top_p"):
+        bag.setting(knob, body.get(knob))
+    bag.setting("stop", body.get("stop_sequences") or None)
+    bag.setting("max_tokens", body.get("max_tokens"))
+    choice = body.get("tool_choice")
+    bag.setting("tool_choice", _choice_value(choice))
+    if isinstance(choice, dict) and "disable_parallel_tool_use" in choice:
+        bag.setting("parallel_tool_calls", not choice["disable_parallel_tool_use"])
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict) and "user_id" in metadata:
+        bag.setting("user", metadata["user_id"])
+        metadata = {k: v for k, v in metadata.items() if k != "user_id"}
+    _fields(bag, {**body, "metadata": metadata}, _ANTHROPIC_BODY)
+    return bag.c
+
+
+def anthropic_response(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    _anthropic_blocks(bag, "out", body.get("content"))
+    usage = body.get("usage") or {}
+    total = sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+    _usage(bag, total, usage.get("output_tokens"), None)
+    return bag.c
+
+
+READERS = {
+    ("openai-chat", "request"): chat_request,
+    ("openai-chat", "response"): chat_response,
+    ("openai-functions", "request"): chat_request,
+    ("openai-functions", "response"): chat_response,
+    ("openai-responses", "request"): responses_request,
+    ("openai-responses", "response"): responses_response,
+    ("anthropic", "request"): anthropic_request,
+    ("anthropic", "response"): anthropic_response,
+}
+
+
+def content(fmt: str, what: str, body: dict[str, Any]) -> Content:
+    """The content of ``body`` (a ``what`` of wire format ``fmt``), by category."""
+    return READERS[fmt, what](body)

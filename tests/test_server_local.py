@@ -1,0 +1,81 @@
+"""``toolslip serve --model local``: the embedded model behind each endpoint, through the official SDKs.
+
+One short request per endpoint (a few tokens each: the model is slow on a shared 2-core machine). They
+check what only a real model gives: usage counted by its tokenizer, a ``length`` stop at ``max_tokens``,
+and a grammar-constrained tool call served with the protocol's ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anthropic
+import openai
+import pytest
+
+from toolslip.providers.local import LocalModel, local_model
+from toolslip.server import serve
+
+pytestmark = pytest.mark.slow
+
+WEATHER = {
+    "name": "get_weather",
+    "description": "Current weather of a city.",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalModel:
+    loaded = local_model("local")
+    loaded.load()
+    return loaded
+
+
+@pytest.fixture
+async def base(model: LocalModel) -> AsyncIterator[str]:
+    async with serve(model) as url:
+        yield url
+
+
+async def test_chat_counts_the_models_tokens_and_stops_at_max_tokens(base: str) -> None:
+    async with openai.AsyncOpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0) as oai:
+        reply = await oai.chat.completions.create(
+            model="qwen", messages=[{"role": "user", "content": "Count from one to twenty in words."}], max_tokens=5
+        )
+    assert reply.model == "qwen" and reply.id.startswith("chatcmpl-") and len(reply.id) == len("chatcmpl-") + 29
+    choice, usage = reply.choices[0], reply.usage
+    assert choice.finish_reason == "length" and choice.message.content
+    assert usage is not None and usage.completion_tokens == 5 and usage.prompt_tokens > 10
+
+
+async def test_responses_stream_from_the_local_model(base: str) -> None:
+    async with openai.AsyncOpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0) as oai:
+        events = [
+            e
+            async for e in await oai.responses.create(
+                model="qwen", input="Say hello.", max_output_tokens=16, instructions="Be brief.", stream=True
+            )
+        ]
+    done = events[-1]
+    assert events[0].type == "response.created" and done.type in ("response.completed", "response.incomplete")
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text and text == done.response.output_text
+    assert done.response.instructions == "Be brief." and done.response.id.startswith("resp_")
+    assert done.response.usage is not None and 0 < done.response.usage.output_tokens <= 16
+
+
+async def test_messages_tool_call_from_the_local_model(base: str) -> None:
+    async with anthropic.AsyncAnthropic(base_url=base, api_key="x", max_retries=0) as claude:
+        reply = await claude.messages.create(
+            model="claude-local",
+            max_tokens=48,
+            messages=[{"role": "user", "content": "What's the weather in Paris?"}],
+            tools=[WEATHER],  # type: ignore[list-item]
+            tool_choice={"type": "tool", "name": "get_weather"},
+        )
+    assert reply.model == "claude-local" and reply.stop_reason == "tool_use"
+    block = next(b for b in reply.content if b.type == "tool_use")
+    assert block.name == "get_weather" and isinstance(block.input, dict) and "city" in block.input
+    assert block.id.startswith("toolu_01") and len(block.id) == len("toolu_01") + 22
+    assert reply.usage.input_tokens > 20 and reply.usage.output_tokens > 0
