@@ -198,10 +198,23 @@ class _SignalWakeup:
             reader.close()
             writer.close()
             return
-        if self._pair is not None:  # the previous loop is gone (one loop per asyncio.run)
+        self._close_pair()  # the previous loop's: it is gone (one loop per asyncio.run)
+        self._pair = (reader, writer)
+
+    def close(self) -> None:
+        """At exit: stop writing to our socket, and close it."""
+        if self._pair is not None and threading.current_thread() is threading.main_thread():
+            with contextlib.suppress(ValueError):
+                previous = signal.set_wakeup_fd(-1)
+                if previous not in (-1, self._pair[1].fileno()):
+                    signal.set_wakeup_fd(previous)  # someone else's: put it back
+        self._close_pair()
+
+    def _close_pair(self) -> None:
+        if self._pair is not None:
             for sock in self._pair:
                 sock.close()
-        self._pair = (reader, writer)
+            self._pair = None
 
 
 def _drain(reader: socket.socket) -> None:
@@ -210,6 +223,7 @@ def _drain(reader: socket.socket) -> None:
 
 
 _signals = _SignalWakeup()
+atexit.register(_signals.close)
 
 
 # --- child processes ----------------------------------------------------------------------------
