@@ -2,7 +2,9 @@
 
 Runs the same scripted agent with no hooks and with ``journal.wrap()`` (SQLite, WAL, synchronous=NORMAL),
 interleaving the two so that noise from the shared machine hits both, and prints medians. Two shapes of
-run separate the costs: one side-effecting call per step, and four per step.
+run separate the costs: one side-effecting call per step, and four per step. The journaled runs include
+the run lease (taken and released once per run, every append checked against it in the same statement,
+a heartbeat thread counted by process_time); the lease's own operations are also timed alone.
 
     python benchmarks/journal.py [--runs 15] [--steps 40]
 """
@@ -79,13 +81,28 @@ def main() -> None:
                 plain[calls].append(without)
                 added[calls].append(with_journal - without)
         store = SqliteStore(Path(tmp) / "append.sqlite")
-        appends = []
+        appends, leased, takes, beats = [], [], [], []
         payload = {"result": {"kind": "tool_result", "call_id": "c", "content": "x" * 200}}
         for _ in range(5):
             started = time.process_time()
             for _ in range(1000):
                 store.append("r", "tool_end", payload, step=1, key="k")
             appends.append((time.process_time() - started) / 1000)
+            lease = store.leases.take("r")
+            started = time.process_time()
+            for _ in range(1000):
+                store.append("r", "tool_end", payload, step=1, key="k", lease=lease)
+            leased.append((time.process_time() - started) / 1000)
+            started = time.process_time()
+            for _ in range(200):
+                store.leases.renew(lease, store.leases.db)
+            beats.append((time.process_time() - started) / 200)
+            lease.release()
+            started = time.process_time()
+            for i in range(200):
+                store.leases.take(f"t{i}").release()
+            takes.append((time.process_time() - started) / 200)
+        store.close()
 
     tool_steps = steps - 1
     one, four = statistics.median(added[1]), statistics.median(added[4])
@@ -104,6 +121,11 @@ def main() -> None:
     print(f"added CPU per model step (model entry):        {per_step * 1e3:.3f} ms")
     print(f"added CPU per journaled event (1 call/step):   {one / events_one * 1e3:.3f} ms  (target < 0.3 ms)")
     print(f"SqliteStore.append alone, 200-char result:     {statistics.median(appends) * 1e3:.3f} ms")
+    print(f"  the same append checked against the lease:   {statistics.median(leased) * 1e3:.3f} ms")
+    print(f"lease taken and released (once per run):       {statistics.median(takes) * 1e3:.3f} ms")
+    beat = statistics.median(beats)
+    per_second = f"{beat / 10 * 1e6:.2f} us of CPU per second"
+    print(f"lease heartbeat, one renewal (every 10 s):     {beat * 1e3:.3f} ms  ({per_second})")
 
 
 if __name__ == "__main__":

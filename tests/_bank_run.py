@@ -37,10 +37,12 @@ def die_if(kind: str, count: int) -> None:
 class KillingStore(SqliteStore):
     appends = 0
 
-    def append(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "") -> None:
+    def append(
+        self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "", **kw: Any
+    ) -> None:
         self.appends += 1
         die_if("pre", self.appends)
-        super().append(run_id, kind, data, step=step, key=key)
+        super().append(run_id, kind, data, step=step, key=key, **kw)
         die_if("post", self.appends)
 
 

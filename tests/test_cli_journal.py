@@ -88,7 +88,12 @@ def test_resume_can_pause_again_and_be_resumed_later(
 ) -> None:
     journal, ledger = paused_run
     assert main(["resume", "run1", "--journal", str(journal), "--approve", "pause"]) == 4
-    assert "paused for approval; continue with: toolslip resume run1" in capsys.readouterr().err
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "run run1 is paused: 1 call waits for a decision"
+    assert err[1].startswith("  transfer(to='张三', amount=5, memo='rent\\nfor May')  (call ")  # one line
+    call_id = err[1].split("(call ")[1].split(":")[0]
+    assert err[2] == f"    approve: toolslip resume run1 --journal {journal} --decide {call_id}=yes"
+    assert err[3] == f"    refuse:  toolslip resume run1 --journal {journal} --decide {call_id}=no"
     assert main(["resume", "run1", "--journal", str(journal), "--approve", "yes"]) == 0
     assert ledger.read_text() == "张三 5\nbob 7\n"
     assert main(["resume", "run1", "--journal", str(journal)]) == 0  # a completed run is left alone
@@ -99,8 +104,10 @@ def test_resume_can_pause_again_and_be_resumed_later(
 def test_runs_and_show_print_the_journal(paused_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     journal, _ = paused_run
     assert main(["runs", "--journal", str(journal)]) == 0
-    line = capsys.readouterr().out.strip()
+    line, waiting, size = capsys.readouterr().out.splitlines()
     assert line.startswith("run1 ") and " paused " in line and line.endswith("pay the rent")
+    assert waiting == "    1 call waiting for a decision"
+    assert size.startswith(f"journal {journal}: ") and size.endswith(" kB on disk")
     assert main(["show", "run1", "--journal", str(journal)]) == 0
     shown = capsys.readouterr().out
     assert 'transfer {"to": "张三", "amount": 5, "memo": "rent\\nfor May"}' in shown

@@ -391,3 +391,8 @@ def test_a_tool_is_made_from_any_providers_declaration() -> None:
         Tool.from_declaration({"type": "web_search_20250305", "name": "web_search"})
     with pytest.raises(ToolDefinitionError, match="unknown effect 'sometimes'"):
         Tool.from_declaration(spellings[0], get_weather, effects="sometimes")
+    carted = Tool.from_declaration(spellings[0], get_weather, effects="side_effect", dedup=False, isolate="none")
+    assert (carted.deduplicated, carted.isolate) == (False, "none")
+    assert Tool.from_declaration(spellings[0], get_weather, effects="side_effect").deduplicated
+    listing = Tool.from_declaration(spellings[0], get_weather, untrusted_fields=["topic"])
+    assert listing.untrusted_fields == frozenset({"topic"})

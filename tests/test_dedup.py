@@ -86,3 +86,38 @@ def test_a_tools_own_idempotency_key_decides_what_is_the_same_action() -> None:
     assert sent == ["rent", ""]
     assert idempotency_key(transfer, call("transfer", iban="X", amount=1, reference="r")) == "transfer:X:1:r"
     assert idempotency_key(None, call("t", b=1, a="é")) == 't:{"a":"é","b":1}'
+
+
+def test_a_tool_can_opt_out_so_two_coffees_are_two_orders() -> None:
+    cart: list[str] = []
+
+    @tool(effects="side_effect", dedup=False)
+    def add_to_cart(item: str) -> str:
+        """Put one item in the cart."""
+        cart.append(item)
+        return f"{len(cart)} items in the cart"
+
+    @tool(effects="side_effect")
+    def checkout() -> str:
+        """Pay for the cart."""
+        cart.append("paid")
+        return "paid"
+
+    turn = [call("add_to_cart", item="coffee"), call("add_to_cart", item="coffee"), call("checkout"), call("checkout")]
+    result = Agent(model=ScriptedModel([turn, "ok"]), tools=Toolbox([add_to_cart, checkout]), hooks=[Dedup()]).run("q")
+    assert cart == ["coffee", "coffee", "paid"]  # checkout still pays once
+    assert not add_to_cart.deduplicated and checkout.deduplicated
+    answer = result.messages[2].tool_results[3].text
+    assert answer.startswith("[duplicate:") and "call the tool again with arguments that say so" in answer
+    assert "a quantity, or a new reference or idempotency key" in answer
+
+
+def test_no_dedup_on_the_command_line_leaves_dedup_out() -> None:
+    import argparse
+
+    from toolslip.cli.durable import add_run_options, hooks_from_args
+
+    parser = argparse.ArgumentParser()
+    add_run_options(parser)
+    assert any(isinstance(h, Dedup) for h in hooks_from_args(parser.parse_args(["--no-journal"])))
+    assert not any(isinstance(h, Dedup) for h in hooks_from_args(parser.parse_args(["--no-journal", "--no-dedup"])))

@@ -255,3 +255,19 @@ def test_isolate_process_needs_a_function_the_child_can_import() -> None:
 
     with pytest.raises(ToolDefinitionError, match="isolate must be 'thread' or 'process'"):
         tool(isolate="fork")(test_isolate_process_needs_a_function_the_child_can_import)  # type: ignore[call-overload]
+
+
+async def test_cancelling_an_isolated_call_kills_its_process(tmp_path: Path) -> None:
+    (tmp_path / "isolated.py").write_text(ISOLATED.replace("timeout=1", "timeout=None"))
+    tools = load_tools_file(str(tmp_path / "isolated.py"))
+    call_ = ToolCall(id="c", name="where", arguments={"order": {"item": "x", "quantity": 1}, "seconds": 30})
+    task = asyncio.ensure_future(execute_call(call_, tools.get("where"), tools))
+    for _ in range(1500):  # until the call is under way in its child
+        if (tmp_path / "grandchild").exists():
+            break
+        await asyncio.sleep(0.02)
+    grandchild = int((tmp_path / "grandchild").read_text())
+    task.cancel()  # what Ctrl-C does to the run
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert all_gone(grandchild), "the cancelled call's processes outlived it"

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from toolslip import Agent, Toolbox, tool
@@ -49,10 +50,12 @@ class CrashingStore(SqliteStore):
         super().__init__(path)
         self.before = before
 
-    def append(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "") -> None:
+    def append(
+        self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "", **kw: Any
+    ) -> None:
         if kind == self.before:
             raise Crash(kind)
-        super().append(run_id, kind, data, step=step, key=key)
+        super().append(run_id, kind, data, step=step, key=key, **kw)
 
 
 class CountingModel:
@@ -104,6 +107,7 @@ def test_every_model_response_and_tool_execution_is_recorded_before_and_after(tm
             steps=2,
             model="counting",
             prompt="pay ann",
+            size=sum(len(orjson.dumps(e.data)) for e in entries),
         )
     ]
 

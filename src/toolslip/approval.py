@@ -53,6 +53,8 @@ PENDING = "approval.pending"
 """call id -> ApprovalRequest (awaiting a decision) or None (held back behind one)."""
 DECISIONS = "approval.decisions"
 """call id -> Decision given when a paused run is resumed."""
+REFUSED = "approval.refused"
+"""(step, call id) of calls refused in this run, so the run's record can say so."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +66,9 @@ class ApprovalRequest:
     call_id: str
     run_id: str
     reason: str = ""
+    interrupted: bool = False
+    """The call started before the run was interrupted: approving runs it again, and it may already have
+    happened once."""
 
     def to_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "arguments": dict(self.arguments)}
@@ -129,6 +134,7 @@ class Approval(Hook):
             return None
         why = f": {outcome.note}" if outcome.note else ""
         text = f"the user refused to run {tool.name} with these arguments{why}. Do not retry it unchanged."
+        ctx.state.setdefault(REFUSED, set()).add((ctx.step, call.id))
         return refusal(call, text, "denied")
 
     async def on_finish(self, ctx: RunContext, result: RunResult) -> None:
@@ -167,14 +173,26 @@ def _effect(name: Effect | str) -> Effect:
 
 
 async def settle(
-    ctx: RunContext, call: ToolCall, tool: Tool, reason: str, approver: Approver | None, lock: asyncio.Lock
+    ctx: RunContext,
+    call: ToolCall,
+    tool: Tool,
+    reason: str,
+    approver: Approver | None,
+    lock: asyncio.Lock,
+    *,
+    interrupted: bool = False,
 ) -> Decision | ToolAnswer:
     """Decide one call: a decision given on resume, else the approver, else hold it and pause the run.
 
     A :class:`ToolAnswer` means the call is held (the run pauses); the caller words a refusal itself.
     """
     request = ApprovalRequest(
-        tool=tool.name, arguments=call.arguments or {}, call_id=call.id, run_id=ctx.run_id, reason=reason
+        tool=tool.name,
+        arguments=call.arguments or {},
+        call_id=call.id,
+        run_id=ctx.run_id,
+        reason=reason,
+        interrupted=interrupted,
     )
     # Used once: a model that numbers calls afresh each turn may reuse this id in a later step.
     decision: Decision | None = ctx.state.get(DECISIONS, {}).pop(call.id, None)
@@ -182,7 +200,8 @@ async def settle(
         return _hold(ctx, call, None, "not run yet: an earlier call of this turn is waiting for approval")
     if decision is None and approver is None:
         ctx.stop("paused")
-        return _hold(ctx, call, request, "waiting for the user's approval; the run is paused")
+        waiting = "a decision whether to run it again" if interrupted else "the user's approval"
+        return _hold(ctx, call, request, f"waiting for {waiting}; the run is paused")
     if decision is None:
         async with lock:
             decision = await ask(approver, request)  # type: ignore[arg-type]  # approver is set here
@@ -268,8 +287,12 @@ async def resume_paused(
 async def terminal_approver(request: ApprovalRequest) -> Decision:
     """Ask on the terminal, showing the tool name and the arguments in full; anything but yes refuses."""
     arguments = json.dumps(dict(request.arguments), indent=2, ensure_ascii=False)
-    prompt = f"\nApprove {request.tool}?" + (f" ({request.reason})" if request.reason else "")
-    question = "Run it? [y/N] (or type a reason to refuse) "
+    if request.interrupted:
+        prompt = f"\nRun {request.tool} again? It {request.reason.removeprefix('it ')}."
+        question = "Run it again? [y/N] (or type a reason not to) "
+    else:
+        prompt = f"\nApprove {request.tool}?" + (f" ({request.reason})" if request.reason else "")
+        question = "Run it? [y/N] (or type a reason to refuse) "
     print(f"{prompt}\narguments:\n{arguments}\n{question}", end="", file=sys.stderr, flush=True)
     answer = await run_in_thread(_read_line)  # a thread nobody joins: Ctrl-C at the prompt exits at once
     if answer.strip().lower() in ("y", "yes"):

@@ -8,6 +8,7 @@
     │   └── CannotExpress      the target format has no way to say this (legacy parallel calls...)
     ├── ProviderError          the model service answered with an error, or could not be reached
     ├── McpError               an MCP server could not be started or reached, or broke the protocol
+    ├── RunBusy                another process is executing this run (it holds the run's lease)
     ├── ToolError              raised by a tool to return an error result with its own content
     └── ScriptExhausted        a scripted test model was asked for more turns than it was given
 
@@ -32,6 +33,7 @@ __all__ = [
     "FormatError",
     "McpError",
     "ProviderError",
+    "RunBusy",
     "ScriptExhausted",
     "ToolDefinitionError",
     "ToolError",
@@ -75,6 +77,10 @@ class ProviderError(ToolslipError):
         self.body = body
         self.retryable = retryable
         super().__init__(message)
+
+
+class RunBusy(ToolslipError):
+    """Another process holds the run's lease (:mod:`toolslip.lease`); the message names it."""
 
 
 class McpError(ToolslipError):

@@ -35,6 +35,7 @@ import os
 import pickle
 import queue
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -162,10 +163,71 @@ async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T
     cancelled before a worker picks it up never starts.
     """
     loop = asyncio.get_running_loop()
+    if loop is not _signals.loop:
+        _signals.wake(loop)
     future: asyncio.Future[T] = loop.create_future()
     call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
     _workers.submit(_Job(loop, future, call))
     return await future
+
+
+class _SignalWakeup:
+    """Makes a signal wake the event loop even when the kernel delivers it to a worker thread.
+
+    Python runs signal handlers (asyncio.run's Ctrl-C handler among them) only in the main thread, the
+    next time it runs Python code. A SIGINT delivered to a worker blocked in ``read()`` or ``sleep()``
+    left the main thread asleep in ``select()``, and the Ctrl-C was lost (1 press in about 25). With a
+    wakeup fd that the loop reads, the C-level handler's byte wakes the loop, which then runs the handler.
+    """
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._pair: tuple[socket.socket, socket.socket] | None = None
+
+    def wake(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may set the wakeup fd, and only its loop runs the handlers
+        reader, writer = socket.socketpair()
+        reader.setblocking(False)
+        writer.setblocking(False)
+        try:
+            previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+            ours = self._pair is not None and previous == self._pair[1].fileno()
+            if previous != -1 and not ours:  # someone else's (asyncio.add_signal_handler): it wakes the loop
+                signal.set_wakeup_fd(previous)
+                raise ValueError(previous)
+            loop.add_reader(reader.fileno(), _drain, reader)
+        except (ValueError, NotImplementedError, OSError):
+            reader.close()
+            writer.close()
+            return
+        self._close_pair()  # the previous loop's: it is gone (one loop per asyncio.run)
+        self._pair = (reader, writer)
+
+    def close(self) -> None:
+        """At exit: stop writing to our socket, and close it."""
+        if self._pair is not None and threading.current_thread() is threading.main_thread():
+            with contextlib.suppress(ValueError):
+                previous = signal.set_wakeup_fd(-1)
+                if previous not in (-1, self._pair[1].fileno()):
+                    signal.set_wakeup_fd(previous)  # someone else's: put it back
+        self._close_pair()
+
+    def _close_pair(self) -> None:
+        if self._pair is not None:
+            for sock in self._pair:
+                sock.close()
+            self._pair = None
+
+
+def _drain(reader: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        reader.recv(4096)  # the handler itself runs in the main thread as soon as it runs Python code
+
+
+_signals = _SignalWakeup()
+atexit.register(_signals.close)
 
 
 # --- child processes ----------------------------------------------------------------------------

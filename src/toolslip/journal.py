@@ -12,26 +12,30 @@ Use it as two hooks around the others, so it answers replays first and records t
     journal = Journal("runs.sqlite")
     agent = Agent(model=m, tools=tools, hooks=journal.wrap(Dedup(), Approval(approver)))
 
-Another backend implements :class:`JournalStore` (append, entries, runs).
+A run is executed under its lease (:mod:`toolslip.lease`): the hooks take it before reading the run,
+every entry is written only while it holds, and it is released when the run finishes, fails (an
+``abort`` entry: ``failed``) or is interrupted (``abort``: ``interrupted``). The store lives in
+:mod:`toolslip.journal_store`; another backend implements :class:`JournalStore` (append, entries, runs)
+and then runs without leases.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
-import sqlite3
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
-from .approval import PENDING, Approver, Decision, as_decisions
-from .dedup import idempotency_key
-from .errors import ConfigError
+from .approval import PENDING, REFUSED, Approver, Decision, as_decisions
+from .dedup import Dedup, duplicate_answer, idempotency_key
+from .errors import ConfigError, RunBusy
 from .hooks import Hook, RunContext, ToolAnswer
+from .journal_store import Entry, JournalStore, RunSummary, SqliteStore, default_journal_path
+from .lease import Lease
 from .messages import (
     ModelResponse,
     Request,
@@ -47,6 +51,7 @@ from .replay import Recording, Replay
 from .tools import Tool
 
 if TYPE_CHECKING:
+    from .events import Event
     from .loop import Agent, RunResult
 
 __all__ = [
@@ -60,128 +65,8 @@ __all__ = [
     "response_to_dict",
 ]
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Entry:
-    """One journal line. ``kind`` is start, resume, model, tool_start, tool_end or finish."""
-
-    seq: int
-    run_id: str
-    at: float
-    kind: str
-    step: int
-    key: str
-    data: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunSummary:
-    run_id: str
-    started_at: float
-    updated_at: float
-    status: str
-    """The last finish's stop reason, or ``unfinished`` (still running, or killed)."""
-    steps: int
-    model: str
-    prompt: str
-
-
-class JournalStore(Protocol):
-    """Where entries go; appends must be durable when ``append`` returns."""
-
-    def append(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "") -> None: ...
-
-    def entries(self, run_id: str) -> list[Entry]: ...
-
-    def runs(self, limit: int = 50) -> list[RunSummary]: ...
-
-    def close(self) -> None: ...
-
-
-def default_journal_path() -> Path:
-    """``$TOOLSLIP_HOME/runs.sqlite``, with ``~/.toolslip`` as the home by default."""
-    return Path(os.environ.get("TOOLSLIP_HOME") or Path.home() / ".toolslip") / "runs.sqlite"
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS entries (
-    seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL, at REAL NOT NULL, kind TEXT NOT NULL,
-    step INTEGER NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS entries_run ON entries (run_id, seq);
-CREATE TRIGGER IF NOT EXISTS entries_no_update BEFORE UPDATE ON entries
-    BEGIN SELECT RAISE(ABORT, 'the run journal is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
-    BEGIN SELECT RAISE(ABORT, 'the run journal is append-only'); END;
-"""
-
-
-class SqliteStore:
-    """One SQLite file in WAL mode; each append is its own committed transaction.
-
-    ``synchronous=NORMAL`` survives a killed process (the kill tests prove it) but not a power cut; pass
-    ``synchronous="FULL"`` to fsync every append.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
-        self.path = Path(path)
-        if self.path.is_dir():  # sqlite would only say "unable to open database file"
-            raise ConfigError(
-                f"cannot open the run journal {str(path)!r}: it is a directory; give a file such as {path}/runs.sqlite"
-            )
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={synchronous}")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.executescript(_SCHEMA)
-        except (OSError, sqlite3.DatabaseError) as exc:
-            raise ConfigError(f"cannot open the run journal {str(self.path)!r}: {exc}") from None
-
-    def append(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "") -> None:
-        self._db.execute(
-            "INSERT INTO entries (run_id, at, kind, step, key, data) VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, time.time(), kind, step, key, orjson.dumps(data)),
-        )
-
-    def entries(self, run_id: str) -> list[Entry]:
-        rows = self._db.execute(
-            "SELECT seq, run_id, at, kind, step, key, data FROM entries WHERE run_id = ? ORDER BY seq", (run_id,)
-        )
-        return [
-            Entry(seq=seq, run_id=run, at=at, kind=kind, step=step, key=key, data=orjson.loads(data))
-            for seq, run, at, kind, step, key, data in rows
-        ]
-
-    def runs(self, limit: int = 50) -> list[RunSummary]:
-        rows = self._db.execute(
-            """SELECT e.run_id, MIN(e.at), MAX(e.at), MAX(e.step),
-                      (SELECT kind || ' ' || data FROM entries l WHERE l.run_id = e.run_id ORDER BY seq DESC LIMIT 1),
-                      (SELECT data FROM entries s WHERE s.run_id = e.run_id AND s.kind = 'start' ORDER BY seq LIMIT 1)
-               FROM entries e GROUP BY e.run_id ORDER BY MIN(e.seq) DESC LIMIT ?""",
-            (limit,),
-        ).fetchall()
-        return [_summary(*row) for row in rows]
-
-    def close(self) -> None:
-        self._db.close()
-
-
-def _summary(run_id: str, started: float, updated: float, steps: int, last: str, start: bytes | None) -> RunSummary:
-    kind, _, data = last.partition(" ")
-    status = str(orjson.loads(data).get("stop_reason", "?")) if kind == "finish" else "unfinished"
-    begun = orjson.loads(start) if start else {}
-    user = [m for m in begun.get("messages", ()) if m.get("role") == "user"]
-    prompt = message_from_dict(user[-1]).text if user else ""
-    return RunSummary(
-        run_id=run_id,
-        started_at=started,
-        updated_at=updated,
-        status=status,
-        steps=steps,
-        model=str(begun.get("model", "")),
-        prompt=prompt,
-    )
+_BIG = 4096
+"""Arguments longer than this are stored once, as the model wrote them (see :func:`_compact`)."""
 
 
 # --- JSON form of responses ---------------------------------------------------------------------
@@ -200,8 +85,11 @@ def response_to_dict(response: ModelResponse) -> dict[str, Any]:
 
 
 def response_from_dict(data: Mapping[str, Any]) -> ModelResponse:
+    message = data["message"]
+    if any(p.get("arguments_from_raw") for p in message.get("parts", ())):
+        message = {**message, "parts": [_expanded(p) for p in message["parts"]]}
     return ModelResponse(
-        message=message_from_dict(data["message"]),
+        message=message_from_dict(message),
         stop_reason=data["stop_reason"],
         usage=Usage(**data.get("usage", {})),
         model=data.get("model", ""),
@@ -211,12 +99,41 @@ def response_from_dict(data: Mapping[str, Any]) -> ModelResponse:
     )
 
 
+def _compact(data: dict[str, Any]) -> dict[str, Any]:
+    """Keep a big call's arguments once: the text the model wrote, parsed again when read back.
+
+    A 10 MB argument was stored four times (parsed and raw, in the model entry and in tool_start).
+    """
+    for part in data["message"]["parts"]:
+        raw = part.get("raw_arguments")
+        if part.get("kind") == "tool_call" and raw is not None and len(raw) > _BIG and part["arguments"] is not None:
+            with suppress(orjson.JSONDecodeError):
+                if orjson.loads(raw) == part["arguments"]:
+                    part["arguments"], part["arguments_from_raw"] = None, True
+    return data
+
+
+def _expanded(part: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not part.get("arguments_from_raw"):
+        return part
+    return {**part, "arguments": orjson.loads(part["raw_arguments"])}
+
+
+@dataclasses.dataclass(kw_only=True)
+class _Tally:
+    """Earlier sessions' refusals, carried into the next finish entry."""
+
+    refused: int = 0
+    not_rerun: int = 0
+
+
 def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
     """What the entries say the run did; ``None`` when the run never started."""
     start = next((e for e in entries if e.kind == "start"), None)
     if start is None:
         return None
     recording = Recording(messages=[message_from_dict(m) for m in start.data["messages"]])
+    first_by_key: dict[str, ToolResult] = {}  # what Dedup answered a duplicate with
     for entry in entries:
         if entry.kind == "model":
             recording.responses[entry.step] = response_from_dict(entry.data["response"])
@@ -225,16 +142,30 @@ def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
         elif entry.kind == "tool_end":
             result = part_from_dict(entry.data["result"])
             assert isinstance(result, ToolResult)
+            if entry.data.get("duplicate_of"):
+                result = duplicate_answer(first_by_key[entry.key], result.call_id)
+            elif not result.is_error:
+                first_by_key.setdefault(entry.key, result)
             recording.results[entry.step, result.call_id] = result
             recording.started.pop((entry.step, result.call_id), None)
     return recording
+
+
+def _tally(entries: Sequence[Entry]) -> _Tally:
+    last = next((e for e in reversed(entries) if e.kind == "finish"), None)
+    data = last.data if last is not None else {}
+    return _Tally(refused=data.get("refused", 0), not_rerun=data.get("not_rerun", 0))
 
 
 # --- the hooks ----------------------------------------------------------------------------------
 
 
 class Journal:
-    """A run journal over a store; :meth:`wrap` gives the hooks to put on an agent."""
+    """A run journal over a store; :meth:`wrap` gives the hooks to put on an agent.
+
+    With a :class:`SqliteStore`, a run is executed under its lease (:mod:`toolslip.lease`): a second
+    process that tries to run or resume it gets :class:`~toolslip.errors.RunBusy` naming the holder.
+    """
 
     def __init__(
         self,
@@ -249,7 +180,11 @@ class Journal:
         self.meta = dict(meta or {})
         """Recorded with each run's start (e.g. the tools file and model the CLI used)."""
         self.replayer = _Replayer(self, approver)
+        """Its ``approver`` decides whether a side-effecting call cut off by the interruption runs again."""
         self.recorder = _Recorder(self)
+        self._leases: dict[str, Lease | None] = {}
+        self._active: set[str] = set()
+        self._read: dict[str, list[Entry]] = {}
 
     def wrap(self, *hooks: Hook) -> list[Hook]:
         """``[replayer, *hooks, recorder]``: replays answer before other hooks; the record is the final word."""
@@ -258,29 +193,94 @@ class Journal:
     def recording(self, run_id: str) -> Recording | None:
         return recording_from_entries(self.store.entries(run_id))
 
+    def lease(self, run_id: str) -> None:
+        """Take ``run_id``'s lease now, e.g. to look at a run before resuming it; raises RunBusy naming the holder.
+
+        The hooks take it when a run starts, and release it when the run ends.
+        """
+        if run_id not in self._leases:
+            store = self.store  # another store has no leases: one process at a time is up to its user
+            self._leases[run_id] = store.leases.take(run_id) if isinstance(store, SqliteStore) else None
+
+    def release(self, run_id: str) -> None:
+        self._active.discard(run_id)
+        lease = self._leases.pop(run_id, None)
+        if lease is not None:
+            lease.release()
+
+    def _begin(self, ctx: RunContext) -> None:
+        if ctx.run_id in self._active:
+            raise RunBusy(f"run {ctx.run_id} is already being executed in this process")
+        self.lease(ctx.run_id)
+        self._active.add(ctx.run_id)
+        ctx.state[_BEGUN] = True
+
+    def _append(self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "") -> None:
+        """Write for a run this journal began, under its lease (RunBusy if another process took it over)."""
+        if not ctx.state.get(_BEGUN):
+            return
+        lease = self._leases.get(ctx.run_id)
+        if lease is None:
+            self.store.append(ctx.run_id, kind, data, step=ctx.step, key=key)
+        else:
+            lease.check()  # renews it if the heartbeat fell behind
+            cast(SqliteStore, self.store).append(ctx.run_id, kind, data, step=ctx.step, key=key, lease=lease)
+
+    def _end(self, ctx: RunContext) -> None:
+        if ctx.state.pop(_BEGUN, False):
+            self.release(ctx.run_id)
+
     async def resume(
-        self, agent: Agent, run_id: str, decisions: Mapping[str, Decision | bool] | None = None
+        self,
+        agent: Agent,
+        run_id: str,
+        decisions: Mapping[str, Decision | bool] | None = None,
+        *,
+        on_event: Callable[[Event], None] | None = None,
     ) -> RunResult:
         """Run ``run_id`` on from where its journal ends; ``agent`` must carry this journal's hooks."""
         if self.replayer not in agent.hooks or self.recorder not in agent.hooks:
             raise ConfigError("the agent does not carry this journal's hooks; build it with hooks=journal.wrap(...)")
-        recording = self.recording(run_id)
+        if run_id in self._active:
+            raise RunBusy(f"run {run_id} is already being executed in this process")
+        held = run_id in self._leases
+        self.lease(run_id)  # before reading: what is read must not change under us
+        entries = self.store.entries(run_id)
+        recording = recording_from_entries(entries)
         if recording is None:
+            if not held:
+                self.release(run_id)
             raise ConfigError(f"no run {run_id!r} in the journal; `toolslip runs` lists the runs it holds")
         self.replayer.decisions.update(as_decisions(decisions))
-        return await agent.arun(recording.messages, run_id=run_id)
+        self._read[run_id] = entries  # the replayer uses them instead of reading the run again
+        return await agent.arun(recording.messages, run_id=run_id, on_event=on_event)
 
 
 class _Replayer(Replay):
     def __init__(self, journal: Journal, approver: Approver | None) -> None:
         super().__init__(approver=approver)
         self.journal = journal
+        self.reran: set[tuple[str, int, str]] = set()
+        """(run id, step, call id) of interrupted side-effecting calls approved to run again."""
+
+    async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
+        answer = await super().before_tool(ctx, call, tool)
+        if (ctx.step, call.id) in self.state(ctx).reruns:
+            self.reran.add((ctx.run_id, ctx.step, call.id))
+        return answer
 
     def load(self, ctx: RunContext) -> Recording | None:
-        recording = self.journal.recording(ctx.run_id)
+        self.journal._begin(ctx)  # the lease first: what is read must not change under us
+        entries = self.journal._read.pop(ctx.run_id, None) or self.journal.store.entries(ctx.run_id)
+        recording = recording_from_entries(entries)
+        ctx.state[_TALLY] = _tally(entries)
         if recording is not None:
-            self.journal.store.append(ctx.run_id, "resume", {"responses": len(recording.responses)})
+            self.journal._append(ctx, "resume", {"responses": len(recording.responses)})
         return recording
+
+
+_TALLY = "journal.tally"
+_BEGUN = "journal.begun"
 
 
 class _Recorder(Hook):
@@ -290,36 +290,75 @@ class _Recorder(Hook):
         self.journal = journal
         self.store = journal.store
 
+    def _append(self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "") -> None:
+        self.journal._append(ctx, kind, data, key=key)
+
     async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
         state = self.journal.replayer.state(ctx)
         if state.recording is None and ctx.step == 1:
             messages = [message_to_dict(m) for m in ctx.messages]
             data = {"messages": messages, "model": ctx.model_name, "meta": self.journal.meta}
-            self.store.append(ctx.run_id, "start", data)
+            self._append(ctx, "start", data)
         return request
 
     async def after_model(self, ctx: RunContext, request: Request, response: ModelResponse) -> ModelResponse:
         if ctx.step not in self.journal.replayer.state(ctx).steps:
-            self.store.append(ctx.run_id, "model", {"response": response_to_dict(response)}, step=ctx.step)
+            self._append(ctx, "model", {"response": _compact(response_to_dict(response))})
         return response
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
-        effects = sorted(tool.effects) if tool is not None else []
-        data = {"call": part_to_dict(call), "effects": effects}
-        self.store.append(ctx.run_id, "tool_start", data, step=ctx.step, key=idempotency_key(tool, call))
+        # The arguments are in this step's model entry: written once, not again here.
+        data: dict[str, Any] = {
+            "call": {"id": call.id, "name": call.name},
+            "effects": sorted(tool.effects) if tool is not None else [],
+        }
+        if (ctx.step, call.id) in self.journal.replayer.state(ctx).reruns:
+            data["rerun"] = True
+        self._append(ctx, "tool_start", data, key=idempotency_key(tool, call))
         ctx.state.setdefault("journal.started", set()).add((ctx.step, call.id))
         return None
 
     async def after_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None, result: ToolResult) -> ToolResult:
-        replayed = (ctx.step, call.id) in self.journal.replayer.state(ctx).calls
-        if replayed or call.id in ctx.state.get(PENDING, {}):  # pending calls are held in the run's last step
-            return result
+        replay = self.journal.replayer.state(ctx)
+        if (ctx.step, call.id) in replay.calls or call.id in ctx.state.get(PENDING, {}):
+            return result  # replayed, or held (pending calls are held in the run's last step)
         executed = (ctx.step, call.id) in ctx.state.get("journal.started", ())
-        data = {"result": part_to_dict(result), "executed": executed}
-        self.store.append(ctx.run_id, "tool_end", data, step=ctx.step, key=idempotency_key(tool, call))
+        data: dict[str, Any] = {"result": part_to_dict(result), "executed": executed}
+        earlier = Dedup.answered_with(ctx, ctx.step, call.id)
+        if earlier is not None and duplicate_answer(earlier, call.id) == result:
+            data["result"], data["duplicate_of"] = part_to_dict(dataclasses.replace(result, content="")), True
+        if (ctx.step, call.id) in ctx.state.get(REFUSED, ()):
+            data["refused"] = True
+        if (ctx.step, call.id) in replay.not_rerun:
+            data["not_rerun"] = True
+        self._append(ctx, "tool_end", data, key=idempotency_key(tool, call))
         return result
 
     async def on_finish(self, ctx: RunContext, result: RunResult) -> None:
         pending = [r.to_dict() for r in ctx.state.get(PENDING, {}).values() if r is not None]
-        data = {"stop_reason": result.stop_reason, "output": result.output, "steps": result.steps, "pending": pending}
-        self.store.append(ctx.run_id, "finish", data, step=ctx.step)
+        tally: _Tally = ctx.state.get(_TALLY) or _Tally()
+        data = {
+            "stop_reason": result.stop_reason,
+            "output": result.output,
+            "steps": result.steps,
+            "pending": pending,
+            "refused": tally.refused + len(ctx.state.get(REFUSED, ())),
+            "not_rerun": tally.not_rerun + len(self.journal.replayer.state(ctx).not_rerun),
+        }
+        try:
+            self._append(ctx, "finish", data)
+        finally:
+            self.journal._end(ctx)
+
+    async def on_error(self, ctx: RunContext, error: BaseException) -> None:
+        """Ctrl-C (a cancellation) leaves the run ``interrupted``; any other exception leaves it ``failed``."""
+        if isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
+            data = {"status": "interrupted", "error": "interrupted (Ctrl-C, or the task was cancelled)"}
+        else:
+            data = {"status": "failed", "error": f"{type(error).__name__}: {error}".removesuffix(": ")}
+        try:
+            self._append(ctx, "abort", data)
+        except Exception:  # the lease is gone (RunBusy) or the journal is broken: the run's own error matters more
+            pass
+        finally:
+            self.journal._end(ctx)

@@ -23,9 +23,10 @@ from .hooks import Hook, RunContext, ToolAnswer
 from .messages import Message, ModelResponse, Request, ToolCall, ToolResult
 from .tools import Tool
 
-__all__ = ["REPLAYED_NOTE", "Recording", "Replay", "ReplayState"]
+__all__ = ["NOT_RERUN_NOTE", "REPLAYED_NOTE", "Recording", "Replay", "ReplayState"]
 
 REPLAYED_NOTE = "replayed"
+NOT_RERUN_NOTE = "not re-run"
 UNFINISHED_REASON = "it started before the run was interrupted and has no recorded end, so it may already have happened"
 
 
@@ -65,6 +66,10 @@ class ReplayState:
     recording: Recording | None
     steps: set[int] = field(default_factory=set)
     calls: set[tuple[int, str]] = field(default_factory=set)
+    reruns: set[tuple[int, str]] = field(default_factory=set)
+    """Interrupted side-effecting calls that were approved to run again."""
+    not_rerun: set[tuple[int, str]] = field(default_factory=set)
+    """Interrupted side-effecting calls that were declined: answered "not run again", possibly done."""
 
 
 class Replay(Hook):
@@ -118,10 +123,11 @@ class Replay(Hook):
             return ToolAnswer(result=result, note=REPLAYED_NOTE)
         if (ctx.step, call.id) not in state.recording.started or tool is None or not tool.side_effecting:
             return None  # never started, or safe to run again
-        outcome = await settle(ctx, call, tool, UNFINISHED_REASON, self.approver, self._lock)
+        outcome = await settle(ctx, call, tool, UNFINISHED_REASON, self.approver, self._lock, interrupted=True)
         if isinstance(outcome, ToolAnswer):
             return outcome
         if outcome.approved:
+            state.reruns.add((ctx.step, call.id))
             return None
         # Declining a re-run is not refusing the action: it may well have happened, so this is no error,
         # and Dedup will answer a later identical call with it instead of running the tool.
@@ -130,4 +136,5 @@ class Replay(Hook):
         result = ToolResult(
             call_id=call.id, name=call.name, content=text + " Treat it as possibly done.", outcome="not_executed"
         )
-        return ToolAnswer(result=result, note="not rerun")
+        state.not_rerun.add((ctx.step, call.id))
+        return ToolAnswer(result=result, note=NOT_RERUN_NOTE)

@@ -142,6 +142,9 @@ class Tool:
         max_output_chars: int | None = None,
         idempotency_key: Callable[[Mapping[str, Any]], str] | None = None,
         strict: bool | None = None,
+        untrusted_fields: Iterable[str] = (),
+        isolate: Isolation = "thread",
+        dedup: bool | None = None,
     ) -> Tool:
         """A tool from a provider's declaration as it is, plus the function that runs it.
 
@@ -174,6 +177,9 @@ class Tool:
             max_output_chars=max_output_chars,
             idempotency_key=idempotency_key,
             strict=strict if strict is not None else spec.strict,
+            untrusted_fields=_field_names(untrusted_fields),
+            isolate=isolate,
+            dedup=dedup,
         )
 
     @property

@@ -73,8 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import ToolslipError
+    from .interrupts import ctrl_c_held
 
-    args, extra = build_parser().parse_known_args(argv)
+    try:
+        with ctrl_c_held():  # the commands' modules are imported here
+            parser = build_parser()
+    except KeyboardInterrupt:
+        print("toolslip: interrupted", file=sys.stderr)
+        return 130
+    args, extra = parser.parse_known_args(argv)
     if extra:  # argparse would name the top command ("toolslip: unrecognized arguments"), not the one used
         unknown = " ".join(extra)
         print(

@@ -1,8 +1,10 @@
 """Command-line options for exactly-once runs, shared by ``toolslip run`` and ``toolslip resume``.
 
-``add_run_options(parser)`` adds ``--journal``, ``--no-journal``, ``--approve``, ``--max-repeats`` and
-``--serial``; ``hooks_from_args(args)`` turns them into the hooks to give the agent, in the order that
-matters: journal replay, dedup, approval, the repeated-call guard, journal record.
+``add_run_options(parser)`` adds ``--journal``, ``--no-journal``, ``--approve``, ``--no-dedup``,
+``--max-repeats`` and ``--serial``; ``hooks_from_args(args)`` turns them into the hooks to give the agent,
+in the order that matters: journal replay, dedup, approval, the repeated-call guard, journal record.
+``toolslip resume`` adds ``--rerun-interrupted``: whether a side effect cut off by the interruption runs
+again is a different question from approving new calls, with its own answer.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from ..journal import Journal, default_journal_path
 from ..repeats import RepeatGuard
 from ..serial import SerialSideEffects
 
-__all__ = ["add_run_options", "approver_from_args", "hooks_from_args", "journal_from_args"]
+__all__ = [
+    "add_rerun_option",
+    "add_run_options",
+    "approver_from_args",
+    "hooks_from_args",
+    "journal_from_args",
+    "rerun_approver_from_args",
+]
 
 _APPROVERS: dict[str, Approver | None] = {
     "ask": terminal_approver,
@@ -45,6 +54,11 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "later with `toolslip resume` (default: ask on a terminal, else pause)",
     )
     group.add_argument(
+        "--no-dedup",
+        action="store_true",
+        help="run identical side-effecting calls each time instead of answering repeats from the first result",
+    )
+    group.add_argument(
         "--max-repeats",
         type=int,
         default=0,
@@ -59,22 +73,39 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_rerun_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rerun-interrupted",
+        choices=sorted(_APPROVERS),
+        help="side-effecting calls cut off by the interruption (they may already have happened): ask on the "
+        "terminal, run them again, do not, or pause (default: ask on a terminal, else pause)",
+    )
+
+
 def approver_from_args(args: argparse.Namespace) -> Approver | None:
-    choice = args.approve or ("ask" if sys.stdin.isatty() else "pause")
-    return _APPROVERS[choice]
+    """Who approves new side-effecting calls (``--approve``)."""
+    return _APPROVERS[args.approve or ("ask" if sys.stdin.isatty() else "pause")]
+
+
+def rerun_approver_from_args(args: argparse.Namespace) -> Approver | None:
+    """Who decides whether an interrupted side effect runs again (``--rerun-interrupted``): never ``--approve``."""
+    choice = getattr(args, "rerun_interrupted", None)
+    return _APPROVERS[choice or ("ask" if sys.stdin.isatty() else "pause")]
 
 
 def journal_from_args(args: argparse.Namespace, meta: Mapping[str, Any] | None = None) -> Journal | None:
     """The journal the options name, or ``None`` with ``--no-journal``."""
     if args.no_journal:
         return None
-    return Journal(args.journal or default_journal_path(), approver=approver_from_args(args), meta=meta or _meta(args))
+    path = args.journal or default_journal_path()
+    return Journal(path, approver=rerun_approver_from_args(args), meta=meta or _meta(args))
 
 
 def hooks_from_args(args: argparse.Namespace, journal: Journal | None = None) -> list[Hook]:
     """Journal replay, dedup, approval, journal record (and the serial hook with ``--serial``)."""
     journal = journal if journal is not None else journal_from_args(args)
-    inner: list[Hook] = [Dedup(), Approval(approver_from_args(args))]
+    inner: list[Hook] = [] if args.no_dedup else [Dedup()]
+    inner.append(Approval(approver_from_args(args)))
     if args.serial:
         inner.append(SerialSideEffects())
     inner.append(RepeatGuard(max_repeats=args.max_repeats))
@@ -84,8 +115,12 @@ def hooks_from_args(args: argparse.Namespace, journal: Journal | None = None) ->
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
     """What `toolslip resume` needs to rebuild the agent: the model string, tools file and step limit."""
     tools = getattr(args, "tools", None)
+    model = getattr(args, "model", None)
+    path, sep, name = (model or "").rpartition(":")
+    if sep and path.endswith(".py"):  # a model file: resume may run in another folder
+        model = f"{os.path.abspath(path)}:{name}"
     return {
-        "model": getattr(args, "model", None),
+        "model": model,
         "tools_file": os.path.abspath(tools) if isinstance(tools, str) else None,
         "max_steps": getattr(args, "max_steps", None),
     }

@@ -11,6 +11,7 @@ from typing import Any
 from .._files import import_user_file
 from ..errors import ConfigError
 from ..tools import Tool, Toolbox
+from .interrupts import ctrl_c_held
 
 __all__ = ["MAX_DEPTH", "load_json", "load_tools_file", "print_json"]
 
@@ -24,7 +25,8 @@ def load_tools_file(path: str) -> Toolbox:
 
     Every way this can fail ends in one :class:`ConfigError` sentence that names the file and the line.
     """
-    module = import_user_file(path, "tools file")
+    with ctrl_c_held():  # the first @tool imports pydantic-core
+        module = import_user_file(path, "tools file")
     tools = [v for v in vars(module).values() if isinstance(v, Tool)]
     if not tools:
         raise ConfigError(f"{path} defines no tools; decorate functions with @toolslip.tool")

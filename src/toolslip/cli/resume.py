@@ -1,8 +1,11 @@
 """``toolslip resume RUN_ID``: continue a paused or interrupted run from its journal.
 
-Recorded model responses are replayed, finished calls return their recorded results, and a
-side-effecting call that started but never finished is asked about on the terminal (or as ``--approve``
-says) before it runs again.
+Recorded model responses are replayed, finished calls return their recorded results. Two questions are
+kept apart: new side-effecting calls are approved as ``--approve`` says, and a side-effecting call that
+started before the interruption and has no recorded end (it may have happened) runs again only as
+``--rerun-interrupted`` says, or when a person answers yes on the terminal. ``--decide CALL_ID=yes|no``
+answers one pending call. The run is executed under its lease: while another process executes it, resume
+refuses and names that process. The step lines and the stop line are those of ``toolslip run``.
 """
 
 from __future__ import annotations
@@ -10,20 +13,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._files import import_user_file
+from ..approval import Decision
 from ..errors import ConfigError
-from ..journal import Journal
+from ..journal import Entry, Journal, recording_from_entries
 from ..loop import Agent, RunResult
 from ..model import Model
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED
 from .argtypes import at_least
-from .durable import add_run_options, approver_from_args, hooks_from_args
+from .durable import add_rerun_option, add_run_options, hooks_from_args, rerun_approver_from_args
 from .files import load_tools_file
+from .interrupts import ctrl_c_held
+from .outcome import Outcome, pause_message
+from .render import Renderer
 from .runs import open_store
 
-__all__ = ["exit_code", "load_model", "register"]
+__all__ = ["exit_code", "finish", "is_model_file", "load_model", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -32,35 +40,101 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--tools", metavar="FILE", help="tools file (default: the one the run was started with)")
     parser.add_argument("--model", metavar="MODEL", help="model (default: the one the run was started with)")
     parser.add_argument("--max-steps", type=at_least(1), help="step limit (default: the run's own)")
+    parser.add_argument(
+        "--decide",
+        action="append",
+        default=[],
+        metavar="CALL_ID=yes|no",
+        help="decide one pending call (repeatable); the pause message lists the calls and their ids",
+    )
     add_run_options(parser)
+    add_rerun_option(parser)
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     if args.no_journal:
         raise ConfigError("resume reads the run's journal; drop --no-journal")
+    decisions = _decisions(args.decide)
     store = open_store(args.journal)
-    entries = store.entries(args.run_id)
-    start = next((e for e in entries if e.kind == "start"), None)
-    if start is None:
-        raise ConfigError(f"no run {args.run_id!r} in {store.path}; `toolslip runs` lists the runs it holds")
-    if entries[-1].kind == "finish" and entries[-1].data.get("stop_reason") == "completed":
-        print(f"run {args.run_id} already completed: {entries[-1].data.get('output', '')}")
-        return EXIT_OK
-    meta = dict(start.data.get("meta") or {})
-    tools_file = args.tools or meta.get("tools_file")
-    model_spec = args.model or meta.get("model")
-    if not tools_file or not model_spec:
-        raise ConfigError("the journal does not say which tools file and model the run used; pass --tools and --model")
-    journal = Journal(store, approver=approver_from_args(args), meta=meta)
-    agent = Agent(
-        model=load_model(model_spec),
-        tools=load_tools_file(tools_file),
-        max_steps=args.max_steps or meta.get("max_steps") or 8,
-        hooks=hooks_from_args(args, journal),
-    )
-    result = asyncio.run(journal.resume(agent, args.run_id))
-    return report(result)
+    journal = Journal(store, approver=rerun_approver_from_args(args))
+    journal.lease(args.run_id)  # before reading: another process may be executing the run right now
+    try:
+        entries = store.entries(args.run_id)
+        start = next((e for e in entries if e.kind == "start"), None)
+        if start is None:
+            raise ConfigError(f"no run {args.run_id!r} in {store.path}; `toolslip runs` lists the runs it holds")
+        last = entries[-1]
+        if last.kind == "finish" and last.data.get("stop_reason") == "completed":
+            print(f"run {args.run_id} already completed: {last.data.get('output', '')}")
+            return EXIT_OK
+        _check_decisions(decisions, entries, args.run_id)
+        journal.meta = meta = dict(start.data.get("meta") or {})
+        tools_file = args.tools or meta.get("tools_file")
+        model_spec = args.model or meta.get("model")
+        if not tools_file or not model_spec:
+            raise ConfigError(
+                "the journal does not say which tools file and model the run used; pass --tools and --model"
+            )
+        agent = Agent(
+            model=load_model(model_spec),
+            tools=load_tools_file(tools_file),
+            max_steps=args.max_steps or meta.get("max_steps") or 8,
+            hooks=hooks_from_args(args, journal),
+        )
+        print(f"resuming run {args.run_id}: model {model_spec}, tools {tools_file}")
+        renderer = Renderer(sys.stdout)
+        outcome = Outcome(renderer, lambda step, call_id: (args.run_id, step, call_id) in journal.replayer.reran)
+        result = asyncio.run(journal.resume(agent, args.run_id, decisions, on_event=outcome))
+    finally:
+        journal.release(args.run_id)  # when the run never began; the run itself releases it when it ends
+    return finish(result, outcome, renderer, journal, args.journal)
+
+
+def finish(result: RunResult, outcome: Outcome, renderer: Renderer, journal: Journal | None, where: str | None) -> int:
+    """Print how the run ended (answer, stop line, re-runs, what a pause waits for); return the exit code."""
+    out = renderer.out
+    if result.output and not renderer.streamed:  # streamed text is already on the screen
+        print(f"\n{result.output}", file=out)
+    print(outcome.stop_line(result), file=out)
+    for line in outcome.reruns():
+        print(line, file=out)
+    if result.stop_reason == "paused":
+        if journal is None:
+            lost = "it was not journaled (--no-journal), so it cannot be resumed: run it again with --approve yes|no"
+            print(f"run {result.run_id} is paused, but {lost}", file=sys.stderr)
+        else:
+            entries = journal.store.entries(result.run_id)
+            pending = entries[-1].data.get("pending", ()) if entries and entries[-1].kind == "finish" else ()
+            print(pause_message(result.run_id, pending, where), file=sys.stderr)
+    return exit_code(result)
+
+
+def _decisions(values: list[str]) -> dict[str, Decision]:
+    """``["c1=yes", "c2=no"]`` as decisions; a malformed one is a ConfigError that shows the form."""
+    decisions = {}
+    for value in values:
+        call_id, sep, answer = value.rpartition("=")
+        if not sep or not call_id or answer.lower() not in ("yes", "no", "y", "n"):
+            raise ConfigError(f"--decide {value!r}: write CALL_ID=yes or CALL_ID=no (the ids are in the pause message)")
+        decisions[call_id] = Decision(approved=answer.lower().startswith("y"))
+    return decisions
+
+
+def _check_decisions(decisions: Mapping[str, Decision], entries: Sequence[Entry], run_id: str) -> None:
+    """Every decided call must be one the run waits for: pending approval, or cut off by the interruption."""
+    if not decisions:
+        return
+    last = entries[-1]
+    if last.kind == "finish":
+        waiting = [str(p["call_id"]) for p in last.data.get("pending", ())]
+    else:
+        recording = recording_from_entries(entries)
+        waiting = [call_id for _, call_id in recording.started] if recording is not None else []
+    unknown = [c for c in decisions if c not in waiting]
+    if unknown:
+        listed = ", ".join(waiting) or "none"
+        raise ConfigError(f"run {run_id} has no pending call {unknown[0]!r}; the pending calls are: {listed}")
 
 
 def is_model_file(spec: str | None) -> bool:
@@ -72,24 +146,15 @@ def is_model_file(spec: str | None) -> bool:
 def load_model(spec: str) -> Model:
     """``path/to/file.py:NAME`` loads a Model object from a Python file; anything else is a model string."""
     path, _, name = spec.rpartition(":")
-    if is_model_file(spec):
+    with ctrl_c_held():  # a model file, or a provider's HTTP stack, is being imported
+        if not is_model_file(spec):
+            from ..providers import resolve_model
+
+            return resolve_model(spec)
         model = getattr(import_user_file(path, "model file"), name, None)
-        if model is None or not hasattr(model, "complete"):
-            raise ConfigError(f"{path} has no model named {name!r} (an object with an async complete(request))")
-        return model  # type: ignore[no-any-return]
-    from ..providers import resolve_model
-
-    return resolve_model(spec)
-
-
-def report(result: RunResult) -> int:
-    """Print the answer, or what the run is waiting for; the exit code says how it ended."""
-    if result.output:
-        print(result.output)
-    if result.stop_reason == "paused":
-        hint = f"continue with: toolslip resume {result.run_id}"
-        print(f"run {result.run_id} is paused for approval; {hint}", file=sys.stderr)
-    return exit_code(result)
+    if model is None or not hasattr(model, "complete"):
+        raise ConfigError(f"{path} has no model named {name!r} (an object with an async complete(request))")
+    return model  # type: ignore[no-any-return]
 
 
 def exit_code(result: RunResult) -> int:

@@ -12,16 +12,18 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._display import plural
 from . import UsageError
 from .argtypes import at_least, check_model
 from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
 from .files import load_tools_file
+from .interrupts import ctrl_c_held
 from .mcp_option import add_mcp_option, mcp_sources
+from .outcome import Outcome
 from .render import Renderer
-from .resume import exit_code, is_model_file, load_model
+from .resume import finish, is_model_file, load_model
 
 if TYPE_CHECKING:
+    from ..journal import Journal
     from ..loop import RunResult
     from ..messages import ServerTool
     from ..model import Model
@@ -78,36 +80,30 @@ def _handle(args: argparse.Namespace) -> int:
         raise UsageError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     args.server_tools = [_server_tool(text) for text in args.server_tool]
     local_tools = load_tools_file(args.tools) if args.tools else None  # may register a provider
-    if is_model_file(args.model):
-        model, why = load_model(args.model), "given"
-    else:
+    if not is_model_file(args.model):
         check_model(args.model)
-        model, why = default_model(args.model)
+    with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
+        model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)
-    result = asyncio.run(_run(args, model, local_tools, renderer))
-    if args.json:
-        print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
-    elif result.output and not renderer.streamed:  # streamed text is already on the screen
-        print(f"\n{result.output}", file=out)
-    print(
-        f"[stop: {result.stop_reason} after {plural(result.steps, 'model call')}, "
-        f"{plural(result.tool_calls, 'tool call')}{_served(result)}; run {result.run_id}]",
-        file=out,
-    )
-    if result.stop_reason == "paused":
-        print(f"the run is paused for approval; continue with: toolslip resume {result.run_id}", file=sys.stderr)
-    return exit_code(result)
-
-
-async def _run(args: argparse.Namespace, model: Model, local_tools: Any, renderer: Renderer) -> RunResult:
-    from ..loop import Agent
-    from ..tools import Toolbox
-
+    outcome = Outcome(renderer)
     # resume must rebuild the same model, so the journal records the resolved name, not an empty default
     args.model = args.model or model.name
     journal = journal_from_args(args)
+    result = asyncio.run(_run(args, model, local_tools, outcome, journal))
+    if args.json:
+        print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
+        renderer.streamed = True  # the answer is in the JSON
+    return finish(result, outcome, renderer, journal, args.journal)
+
+
+async def _run(
+    args: argparse.Namespace, model: Model, local_tools: Any, outcome: Outcome, journal: Journal | None
+) -> RunResult:
+    from ..loop import Agent
+    from ..tools import Toolbox
+
     hooks = hooks_from_args(args, journal)
     if args.gate:  # after the journal's replayer, before dedup and approval
         from ..policy import TaintGate
@@ -125,7 +121,7 @@ async def _run(args: argparse.Namespace, model: Model, local_tools: Any, rendere
             stream=False if args.no_stream else None,
         )
         try:
-            return await agent.arun(args.question, on_event=renderer)
+            return await agent.arun(args.question, on_event=outcome)
         finally:
             close = getattr(model, "aclose", None)
             if close is not None:
@@ -147,11 +143,6 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
         },
         "messages": [message_to_dict(m) for m in result.messages],
     }
-
-
-def _served(result: RunResult) -> str:
-    """``, 2 web_search_requests`` for the server-tool uses of the run (nothing when there were none)."""
-    return "".join(f", {n} {key}" for key, n in result.usage.server_tool_use.items() if n)
 
 
 def _server_tool(text: str) -> ServerTool:

@@ -1,9 +1,16 @@
-"""``toolslip runs``: the runs in the journal, newest first."""
+"""``toolslip runs``: the runs in the journal, newest first, with their status and size; ``--prune``.
+
+Statuses: ``running`` (a live process holds the run's lease), ``interrupted`` (Ctrl-C, or the process was
+killed: it can be resumed), ``failed`` (the model call failed; the error is shown), ``paused`` (waiting for
+decisions), and the finished ones (``completed``, ``max_steps``...). ``--prune`` removes finished runs
+(``--before DATE``, ``--keep N``) by rewriting the journal; runs that can still be resumed are kept.
+"""
 
 from __future__ import annotations
 
 import argparse
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +19,25 @@ from ..journal import SqliteStore, default_journal_path
 from . import EXIT_OK
 from .argtypes import at_least
 
-__all__ = ["register"]
+__all__ = ["human_size", "open_store", "register"]
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("runs", help="list the runs in the journal, newest first")
+    parser = subparsers.add_parser("runs", help="list the runs in the journal, newest first; --prune old ones")
     parser.add_argument("--journal", metavar="PATH", help=f"the run journal (default {default_journal_path()})")
     parser.add_argument("--limit", type=at_least(1), default=20, help="how many runs to show (default 20)")
+    parser.add_argument("--prune", action="store_true", help="remove finished runs (with --before and/or --keep)")
+    parser.add_argument("--before", metavar="DATE", help="with --prune: finished runs last active before DATE")
+    parser.add_argument("--keep", type=at_least(0), metavar="N", help="with --prune: keep the N newest finished runs")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    if (args.before is not None or args.keep is not None) and not args.prune:
+        raise ConfigError("--before and --keep choose what --prune removes; add --prune")
     store = open_store(args.journal)
+    if args.prune:
+        return _prune(store, args)
     runs = store.runs(args.limit)
     if not runs:
         print("no runs recorded yet")
@@ -31,8 +45,37 @@ def handle(args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.started_at))
         prompt = run.prompt.replace("\n", " ")
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
-        print(f"{run.run_id}  {when}  {run.status:<10}  steps {run.steps:<3}  {run.model}  {prompt}")
+        size = human_size(run.size)
+        print(f"{run.run_id}  {when}  {run.status:<11}  steps {run.steps:<3}  {size:>8}  {run.model}  {prompt}")
+        if run.message:
+            print(f"    {run.message}")
+    print(f"journal {store.path}: {human_size(store.file_size())} on disk")
     return EXIT_OK
+
+
+def _prune(store: SqliteStore, args: argparse.Namespace) -> int:
+    if args.before is None and args.keep is None:
+        raise ConfigError("--prune needs --before DATE (e.g. 2026-01-31) and/or --keep N")
+    before = _date(args.before) if args.before is not None else None
+    report = store.prune(before=before, keep=args.keep)
+    n = len(report.removed)
+    sizes = f"{human_size(report.bytes_before)} -> {human_size(report.bytes_after)}"
+    print(f"removed {n} finished run{'s' * (n != 1)} from {store.path} ({sizes})")
+    return EXIT_OK
+
+
+def _date(text: str) -> float:
+    try:
+        return datetime.fromisoformat(text).timestamp()  # local time unless it says otherwise
+    except ValueError:
+        raise ConfigError(f"--before {text!r} is not a date; write 2026-01-31 or 2026-01-31T18:00") from None
+
+
+def human_size(n: int) -> str:
+    """``512 B``, ``12.3 kB``, ``45.1 MB`` (decimal units)."""
+    if n < 1000:
+        return f"{n} B"
+    return f"{n / 1000:.1f} kB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
 
 
 def open_store(path: str | None) -> SqliteStore:

@@ -61,12 +61,20 @@ def format_entry(entry: Entry) -> str:
         return "\n".join(lines)
     if entry.kind == "tool_start":
         call = data["call"]
-        return f"{head}: {call['name']} ({call['id']}) effects {','.join(data.get('effects', ()))} key {entry.key}"
+        effects = ",".join(data.get("effects", ()))
+        again = " (run again after the interruption)" if data.get("rerun") else ""
+        return f"{head}: {call['name']} ({call['id']}) effects {effects} key {entry.key}{again}"
     result = part_from_dict(data["result"]) if entry.kind == "tool_end" else None
     if isinstance(result, ToolResult):
         how = "ran" if data.get("executed") else "answered without running"
+        if data.get("duplicate_of"):  # the result is stored once, with the call that ran
+            return f"{head}: {result.call_id} answered as a duplicate of the earlier call with key {entry.key}"
+        why = " (refused)" if data.get("refused") else ""
+        why = " (not run again: it may have happened)" if data.get("not_rerun") else why
         error = " ERROR" if result.is_error else ""
-        return f"{head}: {result.call_id} {how}{error}\n{textwrap.indent(result.text, '  ')}"
+        return f"{head}: {result.call_id} {how}{why}{error}\n{textwrap.indent(result.text, '  ')}"
+    if entry.kind == "abort":
+        return f"{head}: {data.get('status')}: {data.get('error', '')}"
     if entry.kind == "finish":
         pending = "".join(
             f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"
