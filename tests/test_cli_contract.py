@@ -65,6 +65,11 @@ USAGE_ERRORS = [
     (["lint"], "give a tools file or JSON list of declarations, --mcp CMD, or both"),
     (["injection", "bank"], "name a task of suite 'bank'"),
     (["injection", "bank", "balance", "--phrasing", "poetry"], "unknown phrasing 'poetry'"),
+    (["injection", "nope"], "no injection suite is called 'nope'; choose one of:"),
+    (["injection", "bank", "nope"], "no task of suite 'bank' is called 'nope'"),
+    (["injection", "bank", "balance", "--attack", "nope"], "no injection of suite 'bank' is called 'nope'"),
+    (["resume", "r1", "--no-journal"], "resume reads the run's journal; drop --no-journal"),
+    (["resume", "r1", "--decide", "c1"], "--decide 'c1': write CALL_ID=yes or CALL_ID=no"),
     (["convert", "x.json", "--from", "klingon", "--to", "anthropic"], "argument --from: invalid choice"),
 ]
 

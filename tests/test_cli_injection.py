@@ -28,9 +28,9 @@ def test_the_same_attack_undefended_reaches_its_goal(capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
-        (["injection", "shop", "x"], 1, "no injection suite is called 'shop'; choose one of: issues, bank, mail, chat"),
+        (["injection", "shop", "x"], 2, "no injection suite is called 'shop'; choose one of: issues, bank, mail, chat"),
         (["injection", "bank"], 2, "name a task of suite 'bank': balance, rent"),
-        (["injection", "bank", "rent", "--attack", "nope"], 1, "no injection of suite 'bank' is called 'nope'"),
+        (["injection", "bank", "rent", "--attack", "nope"], 2, "no injection of suite 'bank' is called 'nope'"),
         (["injection", "bank", "rent", "--phrasing", "rude"], 2, "unknown phrasing 'rude'; choose one of: system"),
         (["injection", "bank", "rent", "--attack", ""], 2, "--attack is empty; name one of the suite's attacks"),
     ],
@@ -38,6 +38,6 @@ def test_the_same_attack_undefended_reaches_its_goal(capsys: pytest.CaptureFixtu
 def test_bad_names_are_one_sentence_errors(
     argv: list[str], code: int, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(argv) == code  # 2: a missing or malformed option; 1: a name the scenarios do not know
+    assert main(argv) == code  # every mistake in the command line, a name the scenarios do not know too
     err = capsys.readouterr().err
     assert err.startswith("toolslip injection: ") and message in err and "Traceback" not in err

@@ -11,6 +11,7 @@ import asyncio
 import sys
 from typing import Literal
 
+from ..errors import ConfigError
 from . import EXIT_OK, UsageError
 from .render import Renderer
 
@@ -44,15 +45,18 @@ def _handle(args: argparse.Namespace) -> int:
             print(f"  attacks: {', '.join(i.id for i in s.injections)}")
         print(f"phrasings: {', '.join(PHRASINGS)}")
         return EXIT_OK
-    chosen = suite(args.suite)
-    if args.task is None:
+    try:  # a name the suites do not have is a usage error here (the library's ConfigError names the choices)
+        chosen = suite(args.suite)
+        task = chosen.task(args.task) if args.task is not None else None
+        attack = chosen.injection(args.attack) if args.attack and args.attack.strip() else None
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    if task is None:
         raise UsageError(f"name a task of suite {chosen.name!r}: {', '.join(t.id for t in chosen.tasks)}")
     if args.phrasing not in PHRASINGS:
         raise UsageError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(PHRASINGS)}")
-    task = chosen.task(args.task)
     if args.attack is not None and not args.attack.strip():
         raise UsageError("--attack is empty; name one of the suite's attacks (run `toolslip injection` to list them)")
-    attack = chosen.injection(args.attack) if args.attack else None
     model: Literal["honest", "gullible"] = args.model or ("gullible" if attack else "honest")
     print(
         f"user: {task.prompt}\nmodel: {model}, defence: {args.defence}" + (f", attack: {attack.id}" if attack else "")

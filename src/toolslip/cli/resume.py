@@ -22,7 +22,7 @@ from ..errors import ConfigError
 from ..journal import Entry, Journal, recording_from_entries
 from ..loop import Agent, RunResult
 from ..model import Model
-from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED
+from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
 from .durable import add_rerun_option, add_run_options, hooks_from_args, rerun_approver_from_args
 from .files import load_tools_file
@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     if args.no_journal:
-        raise ConfigError("resume reads the run's journal; drop --no-journal")
+        raise UsageError("resume reads the run's journal; drop --no-journal")
     decisions = _decisions(args.decide)
     store = open_store(args.journal)
     journal = Journal(store, approver=rerun_approver_from_args(args))
@@ -116,7 +116,7 @@ def _decisions(values: list[str]) -> dict[str, Decision]:
     for value in values:
         call_id, sep, answer = value.rpartition("=")
         if not sep or not call_id or answer.lower() not in ("yes", "no", "y", "n"):
-            raise ConfigError(f"--decide {value!r}: write CALL_ID=yes or CALL_ID=no (the ids are in the pause message)")
+            raise UsageError(f"--decide {value!r}: write CALL_ID=yes or CALL_ID=no (the ids are in the pause message)")
         decisions[call_id] = Decision(approved=answer.lower().startswith("y"))
     return decisions
 
