@@ -168,6 +168,7 @@ class Tool:
                 fn,
                 effects=effects,
                 trusted_output=trusted_output,
+                untrusted_fields=untrusted_fields,
                 timeout=timeout,
             )
         except ValueError as exc:  # a bad effects value, as @tool reports it
@@ -177,7 +178,6 @@ class Tool:
             max_output_chars=max_output_chars,
             idempotency_key=idempotency_key,
             strict=strict if strict is not None else spec.strict,
-            untrusted_fields=_field_names(untrusted_fields),
             isolate=isolate,
             dedup=dedup,
         )
