@@ -288,7 +288,6 @@ class _Recorder(Hook):
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
-        self.store = journal.store
 
     def _append(self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "") -> None:
         self.journal._append(ctx, kind, data, key=key)

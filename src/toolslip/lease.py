@@ -23,9 +23,10 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import RunBusy
 
@@ -41,6 +42,7 @@ CREATE TABLE IF NOT EXISTS leases (
     ttl REAL NOT NULL);
 """
 _COLUMNS = "run_id, owner, pid, host, node, started, taken_at, renewed_at, ttl"
+_FIELDS = _COLUMNS.split(", ")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,7 +186,7 @@ class Leases:
     def holders(self) -> dict[str, Holder]:
         """Every lease row, live or not, by run id."""
         rows = self.db.execute(f"SELECT {_COLUMNS} FROM leases").fetchall()
-        return {row[0]: Holder(**dict(zip(_COLUMNS.split(", "), row, strict=True))) for row in rows}
+        return {row[0]: _holder_of(row) for row in rows}
 
     def close(self) -> None:
         """Release every lease; the heartbeat thread ends at its next beat."""
@@ -198,7 +200,7 @@ class Leases:
     @staticmethod
     def _holder(db: sqlite3.Connection, run_id: str) -> Holder | None:
         row = db.execute(f"SELECT {_COLUMNS} FROM leases WHERE run_id = ?", (run_id,)).fetchone()
-        return Holder(**dict(zip(_COLUMNS.split(", "), row, strict=True))) if row else None
+        return _holder_of(row) if row else None
 
     def _beat(self) -> None:
         """The heartbeat: one thread per journal file while it holds leases, with its own connection."""
@@ -221,3 +223,8 @@ class Leases:
         finally:
             if db is not None:
                 db.close()
+
+
+def _holder_of(row: Sequence[Any]) -> Holder:
+    """A ``SELECT {_COLUMNS}`` row as the holder it describes."""
+    return Holder(**dict(zip(_FIELDS, row, strict=True)))

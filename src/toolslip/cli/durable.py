@@ -84,12 +84,16 @@ def add_rerun_option(parser: argparse.ArgumentParser) -> None:
 
 def approver_from_args(args: argparse.Namespace) -> Approver | None:
     """Who approves new side-effecting calls (``--approve``)."""
-    return _APPROVERS[args.approve or ("ask" if sys.stdin.isatty() else "pause")]
+    return _approver(args.approve)
 
 
 def rerun_approver_from_args(args: argparse.Namespace) -> Approver | None:
     """Who decides whether an interrupted side effect runs again (``--rerun-interrupted``): never ``--approve``."""
-    choice = getattr(args, "rerun_interrupted", None)
+    return _approver(getattr(args, "rerun_interrupted", None))
+
+
+def _approver(choice: str | None) -> Approver | None:
+    """The approver ``choice`` names; by default ask on a terminal and pause otherwise (CI, cron)."""
     return _APPROVERS[choice or ("ask" if sys.stdin.isatty() else "pause")]
 
 
