@@ -215,8 +215,7 @@ def _result_content(result: ToolResult, kept: Mapping[str, Any]) -> Any:
     part_kept = kept.get("parts", EMPTY)
     parts = [(p, part_kept.get(str(i))) for i, p in enumerate(content) if _ours(p)]
     wire = _content_to_wire(parts, {"shape": "list"}, "tool")
-    first = content[0] if content else None
-    if result.is_error and not (type(first) is Text and is_marked_error(first.text)):
+    if result.is_error and not is_marked_error(content):
         wire.insert(0, {"type": "text", "text": ERROR_PREFIX})
     return wire
 
@@ -429,8 +428,7 @@ def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
                     "a tool message's content parts must be text, images or files", f"{path}.content[{i}]"
                 )
         result_content = tuple(parts)  # type: ignore[arg-type]  # content parts are result parts
-        first = parts[0] if parts else None
-        is_error = type(first) is Text and is_marked_error(first.text)
+        is_error = is_marked_error(parts)
         if part_kept:
             kept["parts"] = part_kept
     name = data.get("name")  # some compatible servers send it; it also stays in the stash

@@ -195,8 +195,7 @@ def _output_to_wire(result: ToolResult) -> Any:
     if isinstance(content, str):
         return mark_error(content) if result.is_error else content
     blocks = [_content_to_wire(p, "input_text", None) for p in content if fits(p)]
-    first = content[0] if content else None
-    if result.is_error and not (type(first) is Text and is_marked_error(first.text)):
+    if result.is_error and not is_marked_error(content):
         blocks.insert(0, {"type": "input_text", "text": ERROR_PREFIX})
     return blocks
 
@@ -252,10 +251,7 @@ class _Reader:
             self.add("assistant", call_from_wire(item, path), leftover(item, _CALL_KEYS))
         elif kind == "function_call_output":
             content = _output_from_wire(item, path)
-            first = (
-                content if isinstance(content, str) else content[0].text if content and type(content[0]) is Text else ""
-            )
-            result = ToolResult(call_id=need(item, "call_id", path), content=content, is_error=is_marked_error(first))
+            result = ToolResult(call_id=need(item, "call_id", path), content=content, is_error=is_marked_error(content))
             self.add("tool", result, leftover(item, _OUTPUT_KEYS))
         elif kind == "message" and item.get("role") == "assistant" and item.get("content"):
             self._assistant(item, path)

@@ -16,14 +16,14 @@ OpenAI-only field across: each format reads only its own stash.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from ..errors import FormatError
-from ..messages import File, Image, ModelResponse, Request, StopReason, ToolChoice, ToolSpec
+from ..messages import File, Image, ModelResponse, Request, StopReason, Text, ToolChoice, ToolSpec
 from ..server_tools import render as render_server_tools
 
 Json = dict[str, Any]
@@ -82,9 +82,13 @@ def mark_error(content: str) -> str:
     return content if is_marked_error(content) else ERROR_PREFIX + content
 
 
-def is_marked_error(content: str) -> bool:
-    """Whether a result read from a format without an error flag says it is an error (the mark above)."""
-    return content.startswith(ERROR_PREFIX)
+def is_marked_error(content: str | Sequence[object]) -> bool:
+    """Whether a result's content, in a format without an error flag, says it is an error (the mark above):
+    its text, or the text of its first part."""
+    if isinstance(content, str):
+        return content.startswith(ERROR_PREFIX)
+    first = content[0] if content else None
+    return type(first) is Text and first.text.startswith(ERROR_PREFIX)
 
 
 def _kind(value: object) -> str:
