@@ -299,7 +299,6 @@ _ACTIONS = {
     "convert": "convert translate transform",
 }
 _ACTION_OF = {stem(verb): action for action, verbs in _ACTIONS.items() for verb in verbs.split()}
-READING = frozenset({"search", "get", "list"})
 _NAME_FILLER = frozenset(terms("id by detail details info all one many specific v1 v2 tool api"))
 # Words tool sets use for one thing: "get_forecast" and "weather_outlook" compare as alike.
 _SYNONYMS = {

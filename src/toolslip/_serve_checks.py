@@ -19,11 +19,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .schema import NAME_RULES, name_pattern
+
 __all__ = ["Check", "Rejection", "check_chat", "check_messages", "check_responses"]
 
 _OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")
-_ANTHROPIC_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
-_OPENAI_NAME_MAX = 64
+_ANTHROPIC_PATTERN = name_pattern("anthropic")
+_ANTHROPIC_NAME = re.compile(_ANTHROPIC_PATTERN)
+_OPENAI_NAME_MAX = NAME_RULES["openai-chat"]
 _N_MAX = 128
 
 
@@ -236,7 +239,7 @@ def _anthropic_tool_names(tools: object) -> Iterator[Rejection]:
         name = tool.get("name")
         if isinstance(name, str) and not _ANTHROPIC_NAME.fullmatch(name):
             where = f"tools.{i}.custom.name"
-            yield Rejection(f"{where}: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'", where)
+            yield Rejection(f"{where}: String should match pattern '{_ANTHROPIC_PATTERN}'", where)
 
 
 def _blocks(message: object, kind: str) -> list[tuple[int, dict[str, Any]]]:

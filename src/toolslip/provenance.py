@@ -134,10 +134,6 @@ class TextProvenance:
         if source.origin == "untrusted" and taints and source not in self._untrusted:
             self._untrusted.append(source)
 
-    def texts(self, origin: Origin) -> list[str]:
-        """The indexed texts of one origin, in order (``"user"``: what the user said)."""
-        return [text for source, text in self._texts if source.origin == origin]
-
     def untrusted(self) -> tuple[Source, ...]:
         return tuple(self._untrusted)
 
