@@ -48,14 +48,15 @@ def load_json(path: str) -> Any:
         ) from None
     if not text.strip():
         raise ConfigError(f"{name} is empty; give a JSON document")
+    too_deep = f"{name} nests JSON more than {MAX_DEPTH} levels deep; toolslip reads no deeper"
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{name} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
-        raise ConfigError(f"{name} nests JSON more than {MAX_DEPTH} levels deep; toolslip reads no deeper") from None
-    if _depth(data) > MAX_DEPTH:
-        raise ConfigError(f"{name} nests JSON more than {MAX_DEPTH} levels deep; toolslip reads no deeper")
+        raise ConfigError(too_deep) from None
+    if _too_deep(data):
+        raise ConfigError(too_deep)
     return data
 
 
@@ -65,18 +66,17 @@ def _stdin_bytes() -> bytes:
     return buffer.read() if buffer is not None else sys.stdin.read().encode()
 
 
-def _depth(data: Any) -> int:
-    """How deeply ``data`` nests, counted without recursion (a deep document would exhaust it)."""
-    deepest = 0
+def _too_deep(data: Any) -> bool:
+    """Whether ``data`` nests more than MAX_DEPTH levels, walked without recursion (a deep document would
+    exhaust it)."""
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, dict | list):
             if depth > MAX_DEPTH:
-                return depth
-            deepest = max(deepest, depth)
+                return True
             stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
-    return deepest
+    return False
 
 
 def print_json(data: Any) -> None:
