@@ -229,7 +229,8 @@ def from_source(
 
     named_by = identity or user_named
 
-    def named_source(check: Check, value: object) -> tuple[Source | None, str]:
+    def named_source(check: Check, value: object) -> tuple[tuple[Source, ToolCall] | None, str]:
+        """The source the user named that ``value`` comes from, with the call that read it; else why not."""
         problem = ""
         for source in sorted(check.sources(value), key=str):
             called = check.call_of(source)
@@ -239,7 +240,7 @@ def from_source(
             if others:
                 problem = f"{source} also holds another {kind} ({_short(sorted(others)[0], 30)})"
                 continue
-            return source, ""
+            return (source, called), ""
         return None, problem
 
     def rule(check: Check) -> Verdict:
@@ -252,13 +253,12 @@ def from_source(
             if vouched:
                 where.append(f"{_short(value, 30)!r} from {vouched[0]}")
                 continue
-            source, problem = named_source(check, value)
-            if source is None:
+            found, problem = named_source(check, value)
+            if found is None:
                 tool_names = " or ".join(sorted(names))
                 why = f": {problem}" if problem else f", nor from {tool_names} of a source the user named"
                 return ask(f"argument {argument!r} {_short(value)!r} does not come from {_WHO[origin]}{why}")
-            called = check.call_of(source)
-            assert called is not None
+            source, called = found
             where.append(f"{_short(value, 30)!r} from {source}, {_describe_call(called)}, a source the user named")
         return allow(f"argument {argument!r} comes from {_WHO[origin]} or a source the user named ({'; '.join(where)})")
 
