@@ -32,7 +32,7 @@ from typing import Any, Literal, TypeAlias
 
 from .errors import CannotExpress, FormatError
 from .formats import get_format
-from .formats._wire import BOOKKEEPING, tool_list, unstash
+from .formats._wire import BOOKKEEPING, CHAT_FAMILY, EMPTY_VALUES, OPENAI_FORMATS, tool_list, unstash
 from .formats.anthropic import DEFAULT_MAX_TOKENS
 from .formats.openai_functions import messages_to_wire as functions_messages_to_wire
 from .formats.openai_functions import request_to_wire as functions_request_to_wire
@@ -56,12 +56,6 @@ __all__ = ["SHARED_FIELDS", "Conversion", "Loss", "OnLoss", "What", "convert", "
 OnLoss: TypeAlias = Literal["error", "drop", "mark"]
 What: TypeAlias = Literal["auto", "tools", "request", "response", "messages"]
 
-_NO_ERROR_FLAG = frozenset({"openai-chat", "openai-functions", "openai-responses"})
-_CHAT_FAMILY = frozenset({"openai-chat", "openai-functions"})
-"""Formats sharing one request body, so unknown body fields (``seed``...) mean the same in both."""
-_OPENAI = frozenset({"openai-chat", "openai-functions", "openai-responses"})
-"""Formats of one provider: its file ids and encrypted reasoning mean the same in each."""
-_EMPTY: tuple[object, ...] = (None, [], {}, "")
 
 SHARED_FIELDS: dict[str, dict[str, str]] = {
     "stream": {"openai-chat": "stream", "openai-responses": "stream", "anthropic": "stream"},
@@ -115,7 +109,7 @@ class _Plan:
     @property
     def family(self) -> bool:
         """Source and target share a body (Chat and legacy functions)."""
-        return {self.source, self.target} <= _CHAT_FAMILY
+        return {self.source, self.target} <= CHAT_FAMILY
 
     def note(self, path: str, what: str, handled: str = "marked") -> None:
         self.lost.append(Loss(path, what, handled))
@@ -253,7 +247,7 @@ def _settings(plan: _Plan, settings: Settings) -> Settings:
     extra: dict[str, Any] = {}
     max_tokens = settings.max_tokens
     for key, value in settings.extra.items():
-        if value in _EMPTY or (key == "stop" and (value,) == settings.stop):
+        if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
             continue  # says nothing (an empty list of tools, a null stop), or Settings.stop says it
         if key == "max_completion_tokens" and max_tokens is None and type(value) is int:
             max_tokens = value  # Chat's newer name for the output limit
@@ -305,7 +299,7 @@ def _spec(plan: _Plan, spec: ToolSpec, path: str) -> ToolSpec:
     fields = unstash(spec.extra, plan.source).get("fields", {})
     carried: dict[str, Any] = {}
     for key, value in fields.items():
-        if key in BOOKKEEPING or value in _EMPTY:
+        if key in BOOKKEEPING or value in EMPTY_VALUES:
             continue
         if plan.target in _SHARED_TOOL_FIELDS.get(key, ()):
             carried[key] = value
@@ -324,7 +318,7 @@ def _response(plan: _Plan, response: ModelResponse) -> ModelResponse:
         for key in unstash(response.extra, plan.source).get("unread", ()):
             plan.cannot(key, f"{plan.source} field {key!r}")
         usage = response.usage
-        if usage.cache_write_tokens and plan.target in _CHAT_FAMILY:
+        if usage.cache_write_tokens and plan.target in CHAT_FAMILY:
             plan.note("usage.cache_write_tokens", "the cache-write token count", "dropped: Chat usage has no field")
         if usage.reasoning_tokens and plan.target == "anthropic":
             plan.note("usage.reasoning_tokens", "the reasoning token count", "dropped: Anthropic usage has no field")
@@ -361,7 +355,7 @@ def _message(plan: _Plan, message: Message, path: str) -> Message:
     for key in (key for keys in unread.values() for key in keys):
         plan.cannot(f"{path}.{key}", f"{plan.source} field {key.rsplit('.', 1)[-1]!r}")
     name = message.name
-    if name is not None and plan.target not in _CHAT_FAMILY:
+    if name is not None and plan.target not in CHAT_FAMILY:
         plan.cannot(f"{path}.name", "a participant name")
         name = None
     if name == message.name and len(parts) == len(message.parts) and all(map(operator.is_, parts, message.parts)):
@@ -386,7 +380,7 @@ def _part(plan: _Plan, part: Part, where: str) -> Part | None:
 
 
 def _foreign(plan: _Plan, part: ProviderPart, where: str) -> Part | None:
-    if part.format == plan.target or (part.format in _CHAT_FAMILY and plan.family):
+    if part.format == plan.target or (part.format in CHAT_FAMILY and plan.family):
         return part
     what = f"{part.format} block {part.data.get('type', '?')!r}"
     return Text(text=f"[{what} left out]") if plan.cannot(where, what, "replaced by text") else None
@@ -394,7 +388,7 @@ def _foreign(plan: _Plan, part: ProviderPart, where: str) -> Part | None:
 
 def _reasoning(plan: _Plan, part: Reasoning, where: str) -> Part | None:
     # A signature or encrypted reasoning means something only to the format (provider) that wrote it.
-    own = part.source == plan.target or {part.source, plan.target} <= _CHAT_FAMILY
+    own = part.source == plan.target or {part.source, plan.target} <= CHAT_FAMILY
     if plan.target == "anthropic" and not own:
         what = f"reasoning from {part.source or 'another format'} (Anthropic takes back only thinking it signed)"
         return Text(text=f"[reasoning left out] {part.text}") if plan.cannot(where, what, "replaced by text") else None
@@ -415,11 +409,11 @@ def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Tex
     """``file`` if the target can carry it; else reported, and left out or marked."""
     target = plan.target
     problem = None
-    if target in _CHAT_FAMILY and in_result:
+    if target in CHAT_FAMILY and in_result:
         problem = "a file in a tool result (Chat tool messages hold text)"
-    elif file.file_id is not None and not (file.source == target or {file.source, target} <= _OPENAI):
+    elif file.file_id is not None and not (file.source == target or {file.source, target} <= OPENAI_FORMATS):
         problem = f"a file id of {file.source or 'another provider'}"
-    elif file.url is not None and file.data is None and target in _CHAT_FAMILY:
+    elif file.url is not None and file.data is None and target in CHAT_FAMILY:
         problem = "a file by URL (Chat takes files inline or by file id)"
     elif target == "anthropic" and file.data is not None and file.media_type != "application/pdf":
         problem = f"a {file.media_type or 'typeless'} file (Anthropic documents are PDFs)"
@@ -429,7 +423,7 @@ def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Tex
 
 
 def _result(plan: _Plan, result: ToolResult, where: str) -> ToolResult:
-    if result.is_error and plan.target in _NO_ERROR_FLAG:
+    if result.is_error and plan.target in OPENAI_FORMATS:
         plan.note(where, "is_error flag", 'marked: "Error: " before the content')
     if isinstance(result.content, str):
         return result

@@ -18,8 +18,10 @@ from ..errors import FormatError
 from ..messages import File, Image, Message, Part, ProviderPart, Reasoning, ResultPart, Text, ToolCall, ToolResult
 from ._memo import HistoryMemo
 from ._wire import (
+    CHAT_FAMILY,
     EMPTY,
     ERROR_PREFIX,
+    OPENAI_FORMATS,
     Json,
     dump_arguments,
     image_from_url,
@@ -41,10 +43,6 @@ from ._wire import (
 )
 
 NAME = "openai-chat"
-_FAMILY = frozenset({NAME, "openai-functions"})
-"""Formats whose reasoning this one writes: the legacy functions share Chat's messages."""
-OPENAI_FILES = frozenset({"openai-chat", "openai-functions", "openai-responses"})
-"""Formats whose file ids name files in the same OpenAI Files store."""
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -83,7 +81,7 @@ def message_to_wire(message: Message) -> Json:
         if kind is ToolCall:
             calls.append(_call_to_wire(part, mine))  # type: ignore[arg-type]  # kind is ToolCall
         elif kind is Reasoning:
-            if part.source in _FAMILY:  # type: ignore[union-attr]  # kind is Reasoning
+            if part.source in CHAT_FAMILY:  # type: ignore[union-attr]  # kind is Reasoning
                 reasoning.append((part, mine))  # type: ignore[arg-type]  # convert translates other reasoning
         elif kind is Text and mine and mine.get("refusal"):
             refusal = part.text  # type: ignore[union-attr]  # kind is Text
@@ -118,7 +116,7 @@ def _ours(part: Part) -> bool:
 
 def _file_fits(file: File) -> bool:
     """Chat takes files inline or by an OpenAI file id, not by URL."""
-    return file.data is not None or (file.file_id is not None and file.source in OPENAI_FILES)
+    return file.data is not None or (file.file_id is not None and file.source in OPENAI_FORMATS)
 
 
 def _reasoning_to_wire(parts: list[tuple[Reasoning, Json | None]], field: object, out: Json) -> None:

@@ -18,6 +18,7 @@ from ..messages import File, Image, Message, Part, ProviderPart, Reasoning, Resu
 from ._wire import (
     EMPTY,
     ERROR_PREFIX,
+    OPENAI_FORMATS,
     Json,
     dump_arguments,
     image_from_url,
@@ -38,7 +39,6 @@ from ._wire import (
 )
 
 NAME = "openai-responses"
-_OPENAI_FILES = frozenset({"openai-chat", "openai-functions", NAME})
 
 _ROLES = {"system": "system", "developer": "system", "user": "user"}
 _CALL_KEYS = frozenset({"type", "call_id", "name", "arguments"})
@@ -132,7 +132,7 @@ def fits(part: Part) -> bool:
     if kind is ProviderPart:
         return part.format == NAME  # type: ignore[union-attr]
     if kind is File:
-        return part.file_id is None or part.source in _OPENAI_FILES  # type: ignore[union-attr]
+        return part.file_id is None or part.source in OPENAI_FORMATS  # type: ignore[union-attr]
     return kind is not Reasoning
 
 

@@ -151,6 +151,14 @@ def stash(
     return {name: kept} if kept else EMPTY
 
 
+OPENAI_FORMATS = frozenset({"openai-chat", "openai-functions", "openai-responses"})
+"""The formats of one provider: its file ids and encrypted reasoning mean the same in each, and none of
+them has an error flag on a tool result."""
+CHAT_FAMILY = frozenset({"openai-chat", "openai-functions"})
+"""Formats sharing one request body and Chat's messages (the legacy functions are Chat's messages)."""
+EMPTY_VALUES: tuple[object, ...] = (None, [], {}, "")
+"""Values that say nothing: a field holding one of them carries no content."""
+
 BOOKKEEPING = frozenset({"id", "type", "status", "index", "object", "created", "cache_control", "detail", "role"})
 """Wire fields that carry no content of their own: ids, statuses, prompt-cache hints, image detail."""
 
@@ -159,9 +167,7 @@ def unread_keys(fields: Mapping[str, Any] | None, where: str = "") -> list[str]:
     """The keys of kept ``fields`` that carry content (non-empty, not bookkeeping), as ``where`` + key."""
     if not fields:
         return []
-    return [
-        f"{where}{key}" for key, value in fields.items() if key not in BOOKKEEPING and value not in (None, [], {}, "")
-    ]
+    return [f"{where}{key}" for key, value in fields.items() if key not in BOOKKEEPING and value not in EMPTY_VALUES]
 
 
 def unstash(extra: Mapping[str, Any], name: str) -> Mapping[str, Any]:
