@@ -16,7 +16,7 @@ OpenAI-only field across: each format reads only its own stash.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -161,6 +161,20 @@ EMPTY_VALUES: tuple[object, ...] = (None, [], {}, "")
 
 BOOKKEEPING = frozenset({"id", "type", "status", "index", "object", "created", "cache_control", "detail", "role"})
 """Wire fields that carry no content of their own: ids, statuses, prompt-cache hints, image detail."""
+
+
+def note_absent(kept: MutableMapping[str, Any], body: Mapping[str, Any], defaults: Iterable[str]) -> None:
+    """Remember which of the writer's ``defaults`` the response read here did not have (some providers
+    leave out ``id``, ``model``...), so that writing it back does not add them (:func:`drop_absent`)."""
+    absent = [k for k in defaults if k not in body]
+    if absent:
+        kept["absent"] = absent
+
+
+def drop_absent(out: MutableMapping[str, Any], kept: Mapping[str, Any]) -> None:
+    """Leave out of ``out`` the defaults this writer adds that the response read here did not have."""
+    for key in kept.get("absent", ()):
+        out.pop(key, None)
 
 
 def unread_keys(fields: Mapping[str, Any] | None, where: str = "") -> list[str]:

@@ -31,9 +31,11 @@ from ._wire import (
     EMPTY,
     Json,
     add_tools,
+    drop_absent,
     keep_empty,
     leftover,
     need,
+    note_absent,
     obj,
     only_specs,
     seq,
@@ -238,8 +240,7 @@ def response_to_wire(response: ModelResponse) -> Json:
         "stop_reason": stop_to_wire(response, STOP, STOP_BACK),
         "usage": wire_usage,
     }
-    for key in kept.get("absent", ()):
-        out.pop(key, None)  # defaults this writer adds that the response read here did not have
+    drop_absent(out, kept)
     return out
 
 
@@ -260,9 +261,7 @@ def response_from_wire(data: object) -> ModelResponse:
     servers = wire_usage.get("server_tool_use")
     server_use: Mapping[str, int] = {}
     kept: dict[str, object] = {"fields": leftover(body, _RESPONSE_KEYS), "usage": rest}
-    absent = [k for k in ("type", "stop_sequence", "id", "model") if k not in body]
-    if absent:
-        kept["absent"] = absent
+    note_absent(kept, body, ("type", "stop_sequence", "id", "model"))
     if isinstance(servers, dict) and servers and all(type(v) is int for v in servers.values()):
         server_use = rest.pop("server_tool_use")
         kept["servers"] = list(servers)

@@ -33,9 +33,11 @@ from ._wire import (
     Json,
     add_tools,
     choice_from_wire,
+    drop_absent,
     keep_empty,
     leftover,
     need,
+    note_absent,
     obj,
     only_specs,
     seq,
@@ -235,8 +237,7 @@ def response_to_wire(response: ModelResponse) -> Json:
                 "reasoning_tokens": usage.reasoning_tokens,
             }
         out["usage"] = wire
-    for key in kept.get("absent", ()):
-        out.pop(key, None)  # defaults this writer adds that the response read here did not have
+    drop_absent(out, kept)
     return out
 
 
@@ -248,9 +249,7 @@ def response_from_wire(data: object) -> ModelResponse:
         raise FormatError("the response has no choices", "choices")
     choice = obj(choices[0], "choices[0]")
     kept: Json = {"fields": leftover(body, _RESPONSE_KEYS)}
-    absent = [k for k in ("object", "created", "id", "model") if k not in body]
-    if absent:
-        kept["absent"] = absent
+    note_absent(kept, body, ("object", "created", "id", "model"))
     # A choice withheld by a content filter (Azure) comes with no message at all.
     wire_message = obj(choice["message"], "choices[0].message") if choice.get("message") is not None else {}
     if "message" not in choice:

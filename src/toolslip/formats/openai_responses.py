@@ -52,9 +52,11 @@ from ._wire import (
     Json,
     add_tools,
     choice_from_wire,
+    drop_absent,
     keep_empty,
     leftover,
     need,
+    note_absent,
     obj,
     only_specs,
     seq,
@@ -256,8 +258,7 @@ def response_to_wire(response: ModelResponse) -> Json:
     }
     if not kept.get("no_usage"):
         out["usage"] = wire_usage
-    for key in kept.get("absent", ()):
-        out.pop(key, None)  # defaults this writer adds that the response read here did not have
+    drop_absent(out, kept)
     if kept.get("null_output") and not output:
         out["output"] = None
     return out
@@ -309,9 +310,7 @@ def response_from_wire(data: object) -> ModelResponse:
         "id",
         "model",
     )
-    absent = [k for k in defaults if k not in body]
-    if absent:
-        kept["absent"] = absent
+    note_absent(kept, body, defaults)
     wire_usage = body.get("usage")
     usage = Usage()
     if wire_usage is None:
