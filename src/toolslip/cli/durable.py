@@ -27,6 +27,7 @@ __all__ = [
     "add_run_options",
     "approver_from_args",
     "hooks_from_args",
+    "is_model_file",
     "journal_from_args",
     "rerun_approver_from_args",
 ]
@@ -116,12 +117,18 @@ def hooks_from_args(args: argparse.Namespace, journal: Journal | None = None) ->
     return journal.wrap(*inner) if journal is not None else inner
 
 
+def is_model_file(spec: str | None) -> bool:
+    """True for ``path/to/file.py:NAME``: a Model object in a Python file (scripted models for tests, demos)."""
+    path, sep, _ = (spec or "").rpartition(":")
+    return bool(sep) and path.endswith(".py")
+
+
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
     """What `toolslip resume` needs to rebuild the agent: the model string, tools file and step limit."""
     tools = getattr(args, "tools", None)
     model = getattr(args, "model", None)
-    path, sep, name = (model or "").rpartition(":")
-    if sep and path.endswith(".py"):  # a model file: resume may run in another folder
+    if model is not None and is_model_file(model):  # resume may run in another folder
+        path, _, name = model.rpartition(":")
         model = f"{os.path.abspath(path)}:{name}"
     return {
         "model": model,

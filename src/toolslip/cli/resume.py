@@ -24,7 +24,7 @@ from ..loop import Agent, RunResult
 from ..model import Model
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
-from .durable import add_rerun_option, add_run_options, hooks_from_args, rerun_approver_from_args
+from .durable import add_rerun_option, add_run_options, hooks_from_args, is_model_file, rerun_approver_from_args
 from .files import load_tools_file
 from .interrupts import ctrl_c_held
 from .outcome import Outcome, pause_message
@@ -135,12 +135,6 @@ def _check_decisions(decisions: Mapping[str, Decision], entries: Sequence[Entry]
     if unknown:
         listed = ", ".join(waiting) or "none"
         raise ConfigError(f"run {run_id} has no pending call {unknown[0]!r}; the pending calls are: {listed}")
-
-
-def is_model_file(spec: str | None) -> bool:
-    """True for ``path/to/file.py:NAME``: a Model object in a Python file (scripted models for tests, demos)."""
-    path, sep, _ = (spec or "").rpartition(":")
-    return bool(sep) and path.endswith(".py")
 
 
 def load_model(spec: str) -> Model:
