@@ -176,30 +176,27 @@ _URL = re.compile(r"(?:https?://|www\.)[^\s<>\"')\]]+", re.IGNORECASE)
 def links_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted") -> Rule:
     """Every URL inside the text of ``argument`` must come from ``origin``: free text may say anything,
     but it may not carry a link the attacker chose (phishing, a tracking pixel with data in its query)."""
-    _checked(origin)
-
-    def rule(check: Check) -> Verdict:
-        links = [m.rstrip(".,;:!?") for v in _values(check.arguments.get(argument)) for m in _URL.findall(str(v))]
-        if not links:
-            return allow(f"no link in {argument!r}")
-        return _check_origin(f"link in {argument!r}", links, origin, check.provenance)
-
-    rule.__name__ = f"links_in_{argument}_from_{origin}"
-    return rule
+    return _all_found_from(argument, origin, _URL, "link")
 
 
 def names_from(argument: str, *, origin: Literal["user", "trusted"] = "trusted") -> Rule:
     """Every name of capitalised words in the text of ``argument`` ("Riverside View Hotel") must come from
     ``origin``: a reminder may say anything, but not advertise a place only an outsider's text named."""
+    return _all_found_from(argument, origin, _NAME, "name")
+
+
+def _all_found_from(argument: str, origin: Literal["user", "trusted"], pattern: re.Pattern[str], noun: str) -> Rule:
+    """The rule behind :func:`links_from` and :func:`names_from`: each ``pattern`` match in ``argument``
+    (trailing punctuation cut) must come from ``origin``."""
     _checked(origin)
 
     def rule(check: Check) -> Verdict:
-        names = [n for v in _values(check.arguments.get(argument)) for n in _NAME.findall(str(v))]
-        if not names:
-            return allow(f"no name in {argument!r}")
-        return _check_origin(f"name in {argument!r}", names, origin, check.provenance)
+        found = [m.rstrip(".,;:!?") for v in _values(check.arguments.get(argument)) for m in pattern.findall(str(v))]
+        if not found:
+            return allow(f"no {noun} in {argument!r}")
+        return _check_origin(f"{noun} in {argument!r}", found, origin, check.provenance)
 
-    rule.__name__ = f"names_in_{argument}_from_{origin}"
+    rule.__name__ = f"{noun}s_in_{argument}_from_{origin}"
     return rule
 
 
