@@ -244,6 +244,8 @@ class Agent:
         Read-only calls run concurrently; any other call is a barrier that runs alone, in the order the
         model wrote it, so two side effects never race and a read after a write sees the write.
         """
+        if len(calls) == 1:  # the common turn: nothing to order
+            return [await self._run_call(ctx, calls[0])]
         results: list[ToolResult] = []
         batch: list[ToolCall] = []
         for call in calls:
@@ -257,7 +259,7 @@ class Agent:
         return results + await self._gather(ctx, batch)
 
     async def _gather(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        if len(calls) == 1:  # the common turn: no gather, no task
+        if len(calls) == 1:  # no gather, no task
             return [await self._run_call(ctx, calls[0])]
         return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls))) if calls else []
 
@@ -265,20 +267,23 @@ class Agent:
         tool = self.tools.get(call.name)
         if ctx.emit is not None:
             ctx.event(ToolStarted(step=ctx.step, call=call))
-        started = time.perf_counter()
+            started = time.perf_counter()
         answer: ToolAnswer | None = None
         for hook in self.hooks:
             if (answer := await hook.before_tool(ctx, call, tool)) is not None:
                 break
         if answer is not None:
             result, note = answer.result, answer.note
+        elif tool is not None and tool.inline:  # never yields to the loop, so it cannot overlap another call
+            result, note = await execute_call(call, tool, self.tools), ""
         else:
             async with self._limit():
                 result, note = await execute_call(call, tool, self.tools), ""
         for hook in self.hooks:
             result = await hook.after_tool(ctx, call, tool, result)
         # Truncate last, so hooks (the run journal) keep the full output while the model sees the cut.
-        result = truncate_output(result, tool)
+        if tool is not None and tool.max_output_chars is not None:
+            result = truncate_output(result, tool)
         if ctx.emit is not None:
             seconds = time.perf_counter() - started
             ctx.event(ToolFinished(step=ctx.step, call=call, result=result, seconds=seconds, note=note))

@@ -24,7 +24,7 @@ This module imports nothing else from the package, so it can be read and reused 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, ClassVar, Literal, TypeAlias
 
 __all__ = [
@@ -248,9 +248,11 @@ class Usage:
     """Server-side tool invocations, e.g. ``{"web_search_requests": 2}``."""
 
     def __add__(self, other: Usage) -> Usage:
-        servers = dict(self.server_tool_use)
-        for key, count in other.server_tool_use.items():
-            servers[key] = servers.get(key, 0) + count
+        servers = self.server_tool_use  # summed into a new dict only when there is something to add
+        if other.server_tool_use:
+            servers = dict(servers)
+            for key, count in other.server_tool_use.items():
+                servers[key] = servers.get(key, 0) + count
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -455,3 +457,51 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
         name=data.get("name"),
         extra=data.get("extra") or _EMPTY,
     )
+
+
+# --- cheaper construction ------------------------------------------------------------------------------
+
+
+def _set_through_slots(cls: type) -> None:
+    """Give frozen slotted dataclass ``cls`` an ``__init__`` that writes each field through its slot.
+
+    The generated ``__init__`` of a frozen dataclass calls ``object.__setattr__`` once per field, which
+    looks the name up on the type every time; an agent builds several of these objects per step, so that
+    lookup was a measurable part of a step (issue 20). Calling each slot's own ``__set__`` skips it; the
+    signature, defaults, default factories, ``__post_init__`` and frozenness are those of the dataclass.
+    """
+    env: dict[str, Any] = {"_NOTHING": _NOTHING}
+    positional: list[str] = []
+    keyword: list[str] = []
+    lines: list[str] = []
+    for f in fields(cls):
+        if not f.init or f.name not in cls.__dict__:  # pragma: no cover - no such field in this module
+            raise TypeError(f"{cls.__name__}.{f.name}: only init fields of a slotted dataclass")
+        env[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        value = f.name
+        if f.default is not MISSING:
+            env[f"_default_{f.name}"] = f.default
+            param = f"{f.name}=_default_{f.name}"
+        elif f.default_factory is not MISSING:
+            env[f"_factory_{f.name}"] = f.default_factory
+            param = f"{f.name}=_NOTHING"
+            value = f"_factory_{f.name}() if {f.name} is _NOTHING else {f.name}"
+        else:
+            param = f.name
+        (keyword if f.kw_only else positional).append(param)
+        lines.append(f"    _set_{f.name}(self, {value})")
+    if hasattr(cls, "__post_init__"):
+        lines.append("    self.__post_init__()")
+    params = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
+    exec(f"def __init__({params}):\n" + "\n".join(lines), env)  # noqa: S102  # as dataclasses itself does
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    cls.__init__ = init  # type: ignore[misc]
+
+
+_NOTHING = object()
+for _cls in (Text, Image, File, Reasoning, ToolCall, ToolResult, ProviderPart, Message, Usage, ModelResponse):
+    _set_through_slots(_cls)
+for _cls in (ToolSpec, ServerTool, UseTool, Settings, Request):
+    _set_through_slots(_cls)

@@ -72,10 +72,19 @@ class Tool:
     """Answer a repeat of a successful call from its result (:class:`~toolslip.dedup.Dedup`); ``None``:
     yes for side-effecting tools. ``False`` for tools where two identical calls mean two actions."""
 
+    inline: bool = field(init=False, repr=False)
+    """Whether a call runs right on the event loop (a plain ``def`` with ``isolate="none"``): it never
+    yields, so the loop runs it without taking a concurrency slot. Kept up to date as ``fn`` and ``isolate``
+    are set, since the loop asks on every call."""
+
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
         if name in _DECLARATION:  # what the model is shown changed: every Toolbox builds its specs again
             _declarations[0] += 1
+        elif name == "fn" or name == "isolate":
+            fn, isolate = self.__dict__.get("fn"), self.__dict__.get("isolate")
+            inline = isolate == "none" and fn is not None and not inspect.iscoroutinefunction(fn)
+            object.__setattr__(self, "inline", inline)
 
     def __post_init__(self) -> None:
         # A timeout of 0 would fail every call; 0 output chars would send every result empty.

@@ -46,7 +46,10 @@ NAME = "openai-chat"
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
-_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name", "refusal", *_REASONING_FIELDS, "reasoning_details"})
+_REASONING_FIELD_SET = frozenset(_REASONING_FIELDS)
+_REASONING_KEYS = frozenset({"reasoning_details", *_REASONING_FIELDS})
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name", "refusal", *_REASONING_KEYS})
+_REASONING_KEYS_ORDER = ("reasoning_details", *_REASONING_FIELDS)
 _TOOL_MESSAGE_KEYS = frozenset({"role", "tool_call_id", "content"})
 _CALL_KEYS = frozenset({"id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
@@ -250,20 +253,26 @@ def message_from_wire(data: Json, role: object, path: str) -> Message:
     parts: list[Part] = []
     part_kept: dict[str, Json] = {}
     kept: Json = {}
-    _reasoning_from_wire(data, path, parts, part_kept, kept)
+    if not _REASONING_KEYS.isdisjoint(data):  # the guards here and below skip calls a plain message never needs
+        _reasoning_from_wire(data, path, parts, part_kept, kept)
     content = data.get("content", _ABSENT)
-    start = len(parts)
-    content_parts, content_kept, shape = _content_from_wire(content, f"{path}.content")
-    parts += content_parts
-    part_kept.update({str(start + int(k)): v for k, v in content_kept.items()})
+    if type(content) is str and content:
+        parts.append(Text(text=content))
+        shape = None
+    else:
+        start = len(parts)
+        content_parts, content_kept, shape = _content_from_wire(content, path, "content")
+        parts += content_parts
+        if content_kept:
+            part_kept.update({str(start + int(k)): v for k, v in content_kept.items()})
     refusal = data.get("refusal")
     if isinstance(refusal, str):
         part_kept[str(len(parts))] = {"refusal": True}
         parts.append(Text(text=refusal))
     calls = data.get("tool_calls")
     if calls:
-        for j, raw in enumerate(seq(calls, f"{path}.tool_calls")):
-            call, call_kept = call_from_wire(raw, f"{path}.tool_calls[{j}]")
+        for j, raw in enumerate(calls if type(calls) is list else seq(calls, f"{path}.tool_calls")):
+            call, call_kept = call_from_wire(raw, path, j)
             if call_kept:
                 part_kept[str(len(parts))] = call_kept
             parts.append(call)
@@ -272,7 +281,9 @@ def message_from_wire(data: Json, role: object, path: str) -> Message:
     if neutral == "assistant" and shape == "null":
         shape = None  # null is how an assistant says "no text"
     fields = _unconsumed(data, kept.get("reasoning"))
-    unread = unread_keys(leftover(fields, frozenset(_REASONING_FIELDS))) + _unread_parts(parts, part_kept)
+    unread = unread_keys(leftover(fields, _REASONING_FIELD_SET)) if fields else []
+    if part_kept:
+        unread += _unread_parts(parts, part_kept)
     if role == "developer":
         fields["role"] = "developer"
     name = data.get("name")
@@ -290,12 +301,18 @@ def message_from_wire(data: Json, role: object, path: str) -> Message:
 def _unconsumed(data: Json, reasoning_field: object) -> Json:
     """The message's fields read into no part, kept to go back as they came.
 
-    Besides unknown keys: null refusals and tool calls, empty reasoning fields, and OpenRouter's plain
-    ``reasoning`` copy when its ``reasoning_details`` were read.
+    Besides unknown keys: null refusals and tool calls (``tool_calls: []`` is noted apart), empty reasoning
+    fields, and OpenRouter's plain ``reasoning`` copy when its ``reasoning_details`` were read.
     """
     fields = leftover(data, _MESSAGE_KEYS)
-    for key in ("refusal", "tool_calls", "reasoning_details", *_REASONING_FIELDS):
-        if key in data and not data[key] and not (key == "tool_calls" and isinstance(data[key], list)):
+    if "refusal" in data and not data["refusal"]:
+        fields["refusal"] = data["refusal"]
+    if "tool_calls" in data and not data["tool_calls"] and type(data["tool_calls"]) is not list:
+        fields["tool_calls"] = data["tool_calls"]
+    if _REASONING_KEYS.isdisjoint(data):
+        return fields
+    for key in _REASONING_KEYS_ORDER:
+        if key in data and not data[key]:
             fields[key] = data[key]
         elif key in _REASONING_FIELDS and reasoning_field == "reasoning_details" and data.get(key):
             fields[key] = data[key]
@@ -343,14 +360,20 @@ def _reasoning_from_wire(data: Json, path: str, parts: list[Part], part_kept: di
             return
 
 
-def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str, Json], str | None]:
-    """Parts, per-part stash and content shape (None when the default spelling gives it back)."""
+def _content_from_wire(
+    content: object, parent: str, key: str
+) -> tuple[list[Part], dict[str, Json], str | None]:
+    """Parts, per-part stash and content shape (None when the default spelling gives it back).
+
+    ``content`` is ``parent``'s field ``key``; the path is spelled out only for a list, where a part may be wrong.
+    """
     if isinstance(content, str):
         return ([Text(text=content)], {}, None) if content else ([], {}, "")
     if content is _ABSENT:
         return [], {}, "absent"
     if content is None:
         return [], {}, "null"
+    path = f"{parent}.{key}"
     parts: list[Part] = []
     kept: dict[str, Json] = {}
     for i, raw in enumerate(seq(content, path)):
@@ -379,9 +402,12 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
     return parts, kept, "list"
 
 
-def call_from_wire(raw: object, path: str) -> tuple[ToolCall, Json | None]:
-    data = obj(raw, path)
-    fn = obj(data.get("function"), f"{path}.function")
+def call_from_wire(raw: object, parent: str, index: int | None = None) -> tuple[ToolCall, Json | None]:
+    """One Chat tool call, at ``parent`` (or entry ``index`` of ``parent``'s ``tool_calls``), with its stash."""
+    data = raw if type(raw) is dict else obj(raw, _call_path(parent, index))
+    fn = data.get("function")
+    if type(fn) is not dict:
+        fn = obj(fn, f"{_call_path(parent, index)}.function")
     kept: Json = {}
     # Some providers leave `arguments` out of a call that takes none (or send null), some send an object.
     raw = fn.get("arguments")
@@ -391,20 +417,29 @@ def call_from_wire(raw: object, path: str) -> tuple[ToolCall, Json | None]:
     elif isinstance(raw, dict):
         kept["shape"] = "object-arguments"
     elif arguments is None:
-        need(fn, "arguments", f"{path}.function")  # raises: says what the arguments were
+        need(fn, "arguments", f"{_call_path(parent, index)}.function")  # raises: says what the arguments were
     if "type" not in data:
         kept["no_type"] = True
     if not data.keys() <= _CALL_KEYS:
         kept["fields"] = leftover(data, _CALL_KEYS)
     if not fn.keys() <= _FUNCTION_KEYS:
         kept["function"] = leftover(fn, _FUNCTION_KEYS)
+    call_id, name = data.get("id"), fn.get("name")
+    if type(call_id) is not str:
+        call_id = need(data, "id", _call_path(parent, index))  # raises: says what the id was
+    if type(name) is not str:
+        name = need(fn, "name", f"{_call_path(parent, index)}.function")
     call = ToolCall(
-        id=need(data, "id", path),
-        name=need(fn, "name", f"{path}.function"),
+        id=call_id,
+        name=name,
         arguments=parse_arguments(arguments) if arguments is not None else raw if isinstance(raw, dict) else {},
         raw_arguments=arguments,
     )
     return call, kept or None
+
+
+def _call_path(parent: str, index: int | None) -> str:
+    return parent if index is None else f"{parent}.tool_calls[{index}]"
 
 
 def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
@@ -419,7 +454,7 @@ def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
     else:
         if content is None:
             kept["shape"] = "null"
-        parts, part_kept, _ = _content_from_wire(content if content is not None else [], f"{path}.content")
+        parts, part_kept, _ = _content_from_wire(content if content is not None else [], path, "content")
         for i, part in enumerate(parts):
             if type(part) is Reasoning or type(part) is ToolCall:  # pragma: no cover - content parts only
                 raise FormatError(

@@ -101,6 +101,8 @@ def _kind(value: object) -> str:
 
 def leftover(data: Json, known: frozenset[str]) -> Json:
     """The keys of ``data`` this format has no slot for."""
+    if data.keys() <= known:  # the usual case, checked in C
+        return {}
     return {k: v for k, v in data.items() if k not in known}
 
 
@@ -305,6 +307,8 @@ def add_tools(body: Json, specs: list[Json], request: Request, name: str) -> Non
 
 def tool_list(specs: list[Json], request: Request, name: str) -> list[Any]:
     """The request's whole tool list in format ``name``: its specs (as ``specs``), server and extra tools."""
+    if not request.server_tools and not request.extra_tools:  # the loop's request, on every step
+        return list(specs)
     others: list[Mapping[str, Any]] = [*render_server_tools(request.server_tools, name), *request.extra_tools]
     places = [unstash(s.extra, name).get("at") for s in request.tools]
     return _in_place(specs, places, others)

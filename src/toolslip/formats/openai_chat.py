@@ -73,6 +73,8 @@ _BODY_KEYS = frozenset(
 _RESPONSE_KEYS = frozenset({"id", "model", "choices", "usage"})
 _CHOICE_KEYS = frozenset({"message", "finish_reason"})
 _USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
+_WRITER_DEFAULTS = frozenset({"object", "created", "id", "model"})
+"""The fields response_to_wire writes whatever the response had: the ones it did not have are noted."""
 
 # --- tools ------------------------------------------------------------------------------------------
 
@@ -243,13 +245,16 @@ def response_to_wire(response: ModelResponse) -> Json:
 
 def response_from_wire(data: object) -> ModelResponse:
     """A ``chat.completion`` dict, or the SDK's ``ChatCompletion`` object, as a ModelResponse."""
-    body = obj(data, "response")
-    choices = seq(body.get("choices"), "choices")
+    body = data if type(data) is dict else obj(data, "response")  # here and below: no call for a plain dict
+    choices = body.get("choices")
+    if type(choices) is not list:
+        choices = seq(choices, "choices")
     if not choices:
         raise FormatError("the response has no choices", "choices")
-    choice = obj(choices[0], "choices[0]")
+    choice = choices[0] if type(choices[0]) is dict else obj(choices[0], "choices[0]")
     kept: Json = {"fields": leftover(body, _RESPONSE_KEYS)}
-    note_absent(kept, body, ("object", "created", "id", "model"))
+    if not body.keys() >= _WRITER_DEFAULTS:
+        note_absent(kept, body, ("object", "created", "id", "model"))
     # A choice withheld by a content filter (Azure) comes with no message at all.
     wire_message = obj(choice["message"], "choices[0].message") if choice.get("message") is not None else {}
     if "message" not in choice:
@@ -290,12 +295,13 @@ def response_from_wire(data: object) -> ModelResponse:
         total = wire_usage.get("total_tokens")
         if type(total) is int and total != (wire_usage.get("prompt_tokens") or 0) + usage.output_tokens:
             kept["uncounted"] = total - (wire_usage.get("prompt_tokens") or 0) - usage.output_tokens  # xAI's total
+    model, response_id = body.get("model"), body.get("id")
     return ModelResponse(
         message=message,
         stop_reason=stop,
         usage=usage,
-        model=text_or_none(body.get("model"), "model") or "",
-        id=text_or_none(body.get("id"), "id") or "",
+        model=model if type(model) is str else text_or_none(model, "model") or "",
+        id=response_id if type(response_id) is str else text_or_none(response_id, "id") or "",
         raw_stop_reason=raw if isinstance(raw, str) else None,
         extra={NAME: kept},
     )
