@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import sys
+import threading
 from dataclasses import replace
 
 from toolslip import Message, Request, ToolResult
@@ -49,6 +51,43 @@ def test_an_extended_history_encodes_only_its_new_messages() -> None:
     out.append({"text": "mutated"})  # the caller's list is its own
     assert memo((a, b, c, d)) == [{"text": t} for t in "abcd"]
     assert encoded == ["a", "b", "c", "d"]
+
+
+def test_two_extensions_of_one_history_each_get_their_own_messages() -> None:
+    """An entry's list is extended in place when its history grows: a second branch from the same prefix
+    (a retry, an eval trial forked from a shared transcript) must not see the first branch's messages."""
+    memo, _ = _counting()
+    a, b, c, d = (Message.user(t) for t in "abcd")
+    memo((a, b))
+    assert memo((a, b, c)) == [{"text": t} for t in "abc"]
+    assert memo((a, b, d)) == [{"text": t} for t in "abd"]
+    assert memo((a, b, c, d)) == [{"text": t} for t in "abcd"]
+
+
+def test_threads_extending_one_history_never_mix_their_messages() -> None:
+    memo, _ = _counting()
+    base = tuple(Message.user(str(i)) for i in range(50))
+    problems: list[str] = []
+
+    def extend(tag: str) -> None:
+        for round_ in range(300):
+            memo(base)
+            mine = (*base, Message.user(f"{tag}{round_}"), Message.user(f"{tag}{round_}!"))
+            got = [m["text"] for m in memo(mine)]
+            if got != [m.text for m in mine]:
+                problems.append(f"{tag} round {round_}: {got[-3:]}")
+
+    threads = [threading.Thread(target=extend, args=(tag,)) for tag in "xyz"]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert problems == []
 
 
 def test_a_replaced_message_is_encoded_again_even_when_equal() -> None:

@@ -238,7 +238,11 @@ class Tool:
         """Validate, run (as :attr:`isolate` says) and serialize the output."""
         if self.fn is None:
             raise ToolDefinitionError(f"tool {self.name!r} has no function to run")
-        return serialize_output(await run_tool_function(self.fn, self.validate(arguments), self.isolate))
+        kwargs = self.validate(arguments)
+        if not self.inline:
+            return serialize_output(await run_tool_function(self.fn, kwargs, self.isolate))
+        value = self.fn(**kwargs)  # a short tool's hot path: called here, with no coroutine around it
+        return serialize_output(await value if inspect.isawaitable(value) else value)
 
 
 def _field_names(fields: Iterable[str]) -> frozenset[str]:

@@ -199,9 +199,10 @@ def _toolmessage_to_wire(message: Message, out: list[Json]) -> None:
         if type(part) is not ToolResult:
             trailing.append(part)
             continue
-        kept = part_kept.get(str(i), EMPTY)
-        wire: Json = {"role": "tool", "tool_call_id": part.call_id, "content": _result_content(part, kept)}
-        out.append(with_fields(wire, kept))
+        kept = part_kept.get(str(i), EMPTY) if part_kept else EMPTY
+        content = part.content if type(part.content) is str and not part.is_error else _result_content(part, kept)
+        wire: Json = {"role": "tool", "tool_call_id": part.call_id, "content": content}
+        out.append(with_fields(wire, kept) if kept else wire)
     if trailing:
         # Text sent next to results (Anthropic allows it) becomes the user turn that follows them.
         out.append(message_to_wire(Message(role="user", parts=tuple(trailing))))
@@ -256,9 +257,12 @@ def message_from_wire(data: Json, role: object, path: str) -> Message:
     if not _REASONING_KEYS.isdisjoint(data):  # the guards here and below skip calls a plain message never needs
         _reasoning_from_wire(data, path, parts, part_kept, kept)
     content = data.get("content", _ABSENT)
+    shape: str | None
     if type(content) is str and content:
         parts.append(Text(text=content))
         shape = None
+    elif content is None:
+        shape = "null"
     else:
         start = len(parts)
         content_parts, content_kept, shape = _content_from_wire(content, path, "content")

@@ -74,14 +74,15 @@ class HistoryMemo:
     def __init__(self, encode: Callable[[Message], list[Json]]) -> None:
         self._encode = encode
         self._one = MessageMemo(encode)
-        self._cache: dict[int, tuple[weakref.ref[Message], tuple[Message, ...], tuple[Json, ...]]] = {}
+        # The entry's list is its own: it is extended in place when its history grows, and only copies leave.
+        self._cache: dict[int, tuple[weakref.ref[Message], tuple[Message, ...], list[Json]]] = {}
 
     def __call__(self, messages: Iterable[Message]) -> list[Json]:
         history = messages if type(messages) is tuple else tuple(messages)
         if not history:
             return []
         cache, count = self._cache, len(history)
-        out: list[Json] = []
+        out: list[Json] | None = None
         start = 0
         for end in range(count - 1, max(count - 1 - LOOKBACK, -1), -1):
             hit = cache.get(id(history[end]))
@@ -89,18 +90,22 @@ class HistoryMemo:
                 continue
             last, earlier, wire = hit
             if last() is history[end] and len(earlier) == end and all(map(is_, earlier, history)):
-                out, start = list(wire), end + 1
-                cache.pop(id(history[end]), None)  # this history replaces it
+                # This history replaces the entry. Taking it out is the claim on its list: another thread
+                # extending the same history at the same moment finds it gone and encodes afresh.
+                if cache.pop(id(history[end]), None) is hit:
+                    out, start = wire, end + 1
                 break
-        new = history[start:]
         # Extending: the new messages are encoded once and kept in this entry only. Otherwise this history
         # shares no tail with a cached one (a hook rewrote it): the per-message memo saves what it can.
-        encode = self._one if start == 0 else self._encode
-        for message in new:
+        if out is None:
+            out, encode = [], self._one
+        else:
+            encode = self._encode
+        for message in history[start:]:
             out.extend(encode(message))
         key = id(history[-1])
-        cache[key] = (weakref.ref(history[-1], _forgetter(cache, key)), history[:-1], tuple(out))
-        return out
+        cache[key] = (weakref.ref(history[-1], _forgetter(cache, key)), history[:-1], out)
+        return out.copy()
 
     def entries(self) -> int:
         """Live encodings: histories plus single messages."""
