@@ -493,15 +493,21 @@ def _set_through_slots(cls: type) -> None:
     if hasattr(cls, "__post_init__"):
         lines.append("    self.__post_init__()")
     params = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
-    exec(f"def __init__({params}):\n" + "\n".join(lines), env)  # noqa: S102  # as dataclasses itself does
+    exec(f"def __init__({params}):\n" + "\n".join(lines), env)  # as dataclasses itself does
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = cls.__init__.__doc__
     cls.__init__ = init  # type: ignore[misc]
 
 
-_NOTHING = object()
-for _cls in (Text, Image, File, Reasoning, ToolCall, ToolResult, ProviderPart, Message, Usage, ModelResponse):
-    _set_through_slots(_cls)
-for _cls in (ToolSpec, ServerTool, UseTool, Settings, Request):
+class _Factory:
+    """The default of a field with a default factory, shown in signatures as dataclasses show it."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_NOTHING = _Factory()
+_RECORDS: tuple[type, ...] = (Text, Image, File, Reasoning, ToolCall, ToolResult, ProviderPart, Message, Usage)
+_RECORDS += (ModelResponse, ToolSpec, ServerTool, UseTool, Settings, Request)
+for _cls in _RECORDS:
     _set_through_slots(_cls)

@@ -275,11 +275,7 @@ def message_from_wire(data: Json, role: object, path: str) -> Message:
         parts.append(Text(text=refusal))
     calls = data.get("tool_calls")
     if calls:
-        for j, raw in enumerate(calls if type(calls) is list else seq(calls, f"{path}.tool_calls")):
-            call, call_kept = call_from_wire(raw, path, j)
-            if call_kept:
-                part_kept[str(len(parts))] = call_kept
-            parts.append(call)
+        _calls_from_wire(calls, path, parts, part_kept)
     elif isinstance(calls, list):
         kept["calls"] = "empty"
     if neutral == "assistant" and shape == "null":
@@ -300,6 +296,14 @@ def message_from_wire(data: Json, role: object, path: str) -> Message:
         name=text(name, f"{path}.name") if name is not None else None,
         extra=extra,
     )
+
+
+def _calls_from_wire(calls: object, path: str, parts: list[Part], part_kept: dict[str, Json]) -> None:
+    for j, raw in enumerate(calls if type(calls) is list else seq(calls, f"{path}.tool_calls")):
+        call, call_kept = call_from_wire(raw, path, j)
+        if call_kept:
+            part_kept[str(len(parts))] = call_kept
+        parts.append(call)
 
 
 def _unconsumed(data: Json, reasoning_field: object) -> Json:
@@ -364,9 +368,7 @@ def _reasoning_from_wire(data: Json, path: str, parts: list[Part], part_kept: di
             return
 
 
-def _content_from_wire(
-    content: object, parent: str, key: str
-) -> tuple[list[Part], dict[str, Json], str | None]:
+def _content_from_wire(content: object, parent: str, key: str) -> tuple[list[Part], dict[str, Json], str | None]:
     """Parts, per-part stash and content shape (None when the default spelling gives it back).
 
     ``content`` is ``parent``'s field ``key``; the path is spelled out only for a list, where a part may be wrong.

@@ -97,10 +97,9 @@ class HistoryMemo:
                 break
         # Extending: the new messages are encoded once and kept in this entry only. Otherwise this history
         # shares no tail with a cached one (a hook rewrote it): the per-message memo saves what it can.
+        encode: Callable[[Message], list[Json]] = self._encode
         if out is None:
             out, encode = [], self._one
-        else:
-            encode = self._encode
         for message in history[start:]:
             out.extend(encode(message))
         key = id(history[-1])

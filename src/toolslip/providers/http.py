@@ -184,7 +184,8 @@ class HttpTransport:
             connector=await _pool(loop),
             connector_owner=False,
             cookie_jar=aiohttp.DummyCookieJar(),  # an API client carries no cookies between calls
-            skip_auto_headers=("User-Agent",) if "User-Agent" in self.headers else (),
+            # No skip_auto_headers: aiohttp adds its User-Agent only when the headers have none, and any
+            # skip list (even an empty one) costs a header copy on every request.
         )
         self._loop = loop
         # A session cannot be closed once its loop is gone, and asyncio.run() closes the async generators
