@@ -14,7 +14,7 @@ spread over rounds are printed. See ``_common.py`` for what each row is and why 
 ``--instructions`` counts instructions instead, under valgrind's callgrind (slow, but the same on a busy
 machine as on an idle one): the per-step and per-run instruction counts of the rows named by ``--impls``.
 
-Usage: ``python benchmarks/loop_overhead.py [--rounds 5] [--runs 10] [--ks 0,20,80] [--impls a,b]``
+Usage: ``python benchmarks/loop_overhead.py [--rounds 5] [--runs 20] [--ks 0,20,80] [--impls a,b]``
 Targets (issue 20): ``toolslip_openai_inline`` (a ``def`` tool declared ``isolate="none"``) <= 1.2x
 ``hand_aiohttp_orjson_def`` per step at K=20 (and reported at K=80); ``toolslip_openai_def`` is the same
 tool run in a worker thread, the default. The SDK loops are the reference for "a fraction of their CPU".
@@ -187,7 +187,7 @@ def count_instructions(impls: list[str], k: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--runs", type=int, default=10, help="measured runs per K in each child")
+    parser.add_argument("--runs", type=int, default=20, help="measured runs per K in each child")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--ks", default="0,20,80", help="step counts; 0 must be among them")
     parser.add_argument("--impls", default=",".join(DEFAULT_IMPLS), help=f"from {', '.join([*IMPLS, *SYNC_IMPLS])}")
