@@ -73,8 +73,9 @@ _BODY_KEYS = frozenset(
 _RESPONSE_KEYS = frozenset({"id", "model", "choices", "usage"})
 _CHOICE_KEYS = frozenset({"message", "finish_reason"})
 _USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
-_WRITER_DEFAULTS = frozenset({"object", "created", "id", "model"})
+_WRITER_DEFAULTS = ("object", "created", "id", "model")
 """The fields response_to_wire writes whatever the response had: the ones it did not have are noted."""
+_WRITER_DEFAULT_SET = frozenset(_WRITER_DEFAULTS)
 
 # --- tools ------------------------------------------------------------------------------------------
 
@@ -253,8 +254,8 @@ def response_from_wire(data: object) -> ModelResponse:
         raise FormatError("the response has no choices", "choices")
     choice = choices[0] if type(choices[0]) is dict else obj(choices[0], "choices[0]")
     kept: Json = {"fields": leftover(body, _RESPONSE_KEYS)}
-    if not body.keys() >= _WRITER_DEFAULTS:
-        note_absent(kept, body, ("object", "created", "id", "model"))
+    if not body.keys() >= _WRITER_DEFAULT_SET:
+        note_absent(kept, body, _WRITER_DEFAULTS)
     # A choice withheld by a content filter (Azure) comes with no message at all.
     wire_message = obj(choice["message"], "choices[0].message") if choice.get("message") is not None else {}
     if "message" not in choice:
