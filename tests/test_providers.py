@@ -284,6 +284,44 @@ async def test_unreachable_server_is_a_provider_error_with_status_0() -> None:
     assert caught.value.status == 0 and caught.value.retryable
 
 
+async def test_a_server_that_never_answers_is_a_timeout_after_the_timeout() -> None:
+    """A hung service: it accepts the connection, reads the request and says nothing, or sends its headers
+    and then nothing. The request ends at ``timeout`` (total, not per read) with an error that says so."""
+    import asyncio
+    import time
+
+    async def hang(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        await asyncio.sleep(30)
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for _ in range(300):  # a byte every 0.1 s: no single read waits long, the whole answer never ends
+            writer.write(b"1\r\n:\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.1)
+
+    for serve, stream in ((hang, False), (trickle, True)):
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        http = HttpTransport(
+            service="OpenAI", base_url=f"http://127.0.0.1:{port}", headers={}, timeout=0.6, max_retries=0
+        )
+        started = time.monotonic()
+        with pytest.raises(ProviderError, match="the request timed out") as caught:
+            if stream:
+                async for _ in http.post_stream("/x", {}):
+                    pass
+            else:
+                await http.post_json("/x", {})
+        seconds = time.monotonic() - started
+        await http.aclose()
+        server.close()
+        assert 0.5 < seconds < 5, (serve.__name__, seconds)
+        assert caught.value.retryable
+
+
 async def test_a_non_json_success_body_is_a_provider_error(local_server: Any) -> None:
     handler, _ = scripted_answers(lambda: web.Response(status=200, text="<html>proxy login</html>"))
     http = HttpTransport(service="OpenAI", base_url=await local_server(handler), headers={})
