@@ -286,9 +286,12 @@ async def test_unreachable_server_is_a_provider_error_with_status_0() -> None:
 
 async def test_a_server_that_never_answers_is_a_timeout_after_the_timeout() -> None:
     """A hung service: it accepts the connection, reads the request and says nothing, or sends its headers
-    and then nothing. The request ends at ``timeout`` (total, not per read) with an error that says so."""
+    and then a byte now and then, for ever. The request ends at ``timeout`` (the whole request, not one
+    read) with an error that says so, and can be retried."""
     import asyncio
     import time
+
+    handlers: list[asyncio.Task[None]] = []
 
     async def hang(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")
@@ -302,8 +305,18 @@ async def test_a_server_that_never_answers_is_a_timeout_after_the_timeout() -> N
             await writer.drain()
             await asyncio.sleep(0.1)
 
+    def serving(serve: Any) -> Any:
+        async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            handlers.append(asyncio.current_task())  # type: ignore[arg-type]
+            try:
+                await serve(reader, writer)
+            finally:
+                writer.close()
+
+        return handler
+
     for serve, stream in ((hang, False), (trickle, True)):
-        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        server = await asyncio.start_server(serving(serve), "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         http = HttpTransport(
             service="OpenAI", base_url=f"http://127.0.0.1:{port}", headers={}, timeout=0.6, max_retries=0
@@ -317,9 +330,50 @@ async def test_a_server_that_never_answers_is_a_timeout_after_the_timeout() -> N
                 await http.post_json("/x", {})
         seconds = time.monotonic() - started
         await http.aclose()
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
         server.close()
+        await server.wait_closed()
         assert 0.5 < seconds < 5, (serve.__name__, seconds)
         assert caught.value.retryable
+
+
+async def test_a_cancelled_request_stays_cancelled_and_a_timed_out_one_is_retried() -> None:
+    """The time limit cancels the request's task and turns that into a timeout; a cancellation from anywhere
+    else (Ctrl-C, the caller's own ``wait_for``) must still arrive as one, and a timeout is retried."""
+    import asyncio
+    import time
+
+    seen: list[float] = []
+
+    async def hang(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(time.monotonic())
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            await asyncio.sleep(30)
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(hang, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    patient = HttpTransport(service="OpenAI", base_url=base, headers={}, timeout=30, max_retries=0)
+    with pytest.raises(TimeoutError):  # asyncio's own timeout, around ours: not a ProviderError
+        await asyncio.wait_for(patient.post_json("/x", {}), 0.3)
+    request = asyncio.create_task(patient.post_json("/x", {}))
+    await asyncio.sleep(0.2)
+    request.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    await patient.aclose()
+
+    seen.clear()
+    hasty = HttpTransport(service="OpenAI", base_url=base, headers={}, timeout=0.4, max_retries=1)
+    with pytest.raises(ProviderError, match=r"the request timed out \(gave up after 1 retry\)"):
+        await hasty.post_json("/x", {})
+    await hasty.aclose()
+    server.close()
+    assert len(seen) == 2 and seen[1] - seen[0] > 0.4  # a second attempt, after the first one's time ran out
 
 
 async def test_a_non_json_success_body_is_a_provider_error(local_server: Any) -> None:

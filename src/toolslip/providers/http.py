@@ -36,6 +36,7 @@ from ..formats import WireFormat
 from ..formats.sse import ServerSentEvent, SSEDecoder
 from ..messages import ModelResponse, Request
 from ..streaming import ResponseDone, StreamEvent
+from .deadlines import Deadlines
 
 if TYPE_CHECKING:
     import aiohttp
@@ -77,6 +78,9 @@ class HttpTransport:
         self.max_retries = max_retries
         self._secrets = tuple(s for s in secrets if s)
         self._session: aiohttp.ClientSession | None = None
+        self._deadlines: Deadlines | None = None
+        self._timeouts: tuple[aiohttp.ClientTimeout, aiohttp.ClientTimeout] | None = None
+        """aiohttp's timeouts for a whole answer (connect only: see _send) and for a stream (total too)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncGenerator[None, None] | None = None
         self._urls: dict[str, URL] = {}
@@ -136,12 +140,17 @@ class HttpTransport:
 
             url = self._urls[path] = URL(self.base_url + path)
         data = orjson.dumps(body)
+        # A whole answer's time limit is kept by the transport's deadlines, cheaper than aiohttp's timer; a
+        # stream's by aiohttp, since the stream is read after this returns.
+        assert self._timeouts is not None  # set with the session
+        deadlines, timeout = (self._deadlines, self._timeouts[0]) if whole else (None, self._timeouts[1])
         if not whole:
             headers = {**(headers or {}), "Accept": "text/event-stream"}
         attempt = 0
         while True:
+            task = deadlines.enter() if deadlines is not None else None
             try:
-                response = await session.post(url, data=data, headers=headers)
+                response = await session.post(url, data=data, headers=headers, timeout=timeout)
                 try:
                     status = response.status
                     raw = await (response.read() if whole or status >= 300 else response.content.readany())
@@ -153,11 +162,16 @@ class HttpTransport:
                 response.release()
                 error = self._error(status, response.reason, raw)
                 wait = retry_delay(attempt, response.headers, status)
-            except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+            except (aiohttp.ClientConnectionError, TimeoutError, asyncio.CancelledError) as exc:
+                if isinstance(exc, asyncio.CancelledError) and not (deadlines and deadlines.timed_out(task)):
+                    raise  # cancelled by someone else: Ctrl-C, the caller's own timeout
                 error = ProviderError(
                     f"could not reach {self.service}: POST {url} failed: {_describe(exc)}", status=0, retryable=True
                 )
                 wait = retry_delay(attempt, {}, 0)
+            finally:
+                if deadlines is not None:
+                    deadlines.leave(task)
             if wait is None or attempt >= self.max_retries:
                 if attempt:
                     error.args = (
@@ -178,9 +192,12 @@ class HttpTransport:
         import aiohttp
 
         loop = asyncio.get_running_loop()
+        self._deadlines = Deadlines(loop, self.timeout)
+        total = aiohttp.ClientTimeout(total=self.timeout, connect=self.connect_timeout)
+        self._timeouts = (aiohttp.ClientTimeout(total=None, connect=self.connect_timeout), total)
         self._session = aiohttp.ClientSession(
             headers=self.headers,
-            timeout=aiohttp.ClientTimeout(total=self.timeout, connect=self.connect_timeout),
+            timeout=total,
             connector=await _pool(loop),
             connector_owner=False,
             cookie_jar=aiohttp.DummyCookieJar(),  # an API client carries no cookies between calls
@@ -330,7 +347,7 @@ def _decode_object(raw: bytes, service: str, status: int) -> dict[str, Any]:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
+    if isinstance(exc, TimeoutError | asyncio.CancelledError):  # a cancellation here is a deadline (see _send)
         return "the request timed out"
     return str(exc) or type(exc).__name__
 
