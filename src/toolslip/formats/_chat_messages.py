@@ -200,8 +200,7 @@ def _toolmessage_to_wire(message: Message, out: list[Json]) -> None:
             trailing.append(part)
             continue
         kept = part_kept.get(str(i), EMPTY) if part_kept else EMPTY
-        content = part.content if type(part.content) is str and not part.is_error else _result_content(part, kept)
-        wire: Json = {"role": "tool", "tool_call_id": part.call_id, "content": content}
+        wire: Json = {"role": "tool", "tool_call_id": part.call_id, "content": _result_content(part, kept)}
         out.append(with_fields(wire, kept) if kept else wire)
     if trailing:
         # Text sent next to results (Anthropic allows it) becomes the user turn that follows them.
