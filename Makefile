@@ -64,6 +64,7 @@ check: venv
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports  # the layers in pyproject.toml: no upward import, no circle
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

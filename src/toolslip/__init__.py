@@ -10,12 +10,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .approval import Approval, ApprovalRequest, Decision
-    from .checker import CheckHook, CheckReport, check
-    from .conversion import Conversion, Loss, convert
-    from .dedup import Dedup
-    from .effects import Effect
-    from .errors import (
+    from .agent.debug import CheckHook
+    from .agent.hooks import Hook, RunContext, ToolAnswer
+    from .agent.loop import Agent, RunResult, arun, run
+    from .agent.tools import Tool, Toolbox, tool
+    from .agent.tracing import Tracing
+    from .core.effects import Effect
+    from .core.errors import (
         ArgumentError,
         CannotExpress,
         ConfigError,
@@ -26,10 +27,7 @@ if TYPE_CHECKING:
         ToolError,
         ToolslipError,
     )
-    from .hooks import Hook, RunContext, ToolAnswer
-    from .journal import Journal
-    from .loop import Agent, RunResult, arun, run
-    from .messages import (
+    from .core.messages import (
         Image,
         Message,
         ModelResponse,
@@ -44,79 +42,85 @@ if TYPE_CHECKING:
         Usage,
         UseTool,
     )
-    from .model import Model, StreamingModel
-    from .policy import TaintGate
-    from .repeats import RepeatGuard
-    from .schema import NameMap, normalize_schema, normalize_tools
-    from .search import ToolIndex, ToolSearch
-    from .secrets import SecretGuard
-    from .serial import SerialSideEffects
-    from .server_tools import server_tool
-    from .spotlight import Spotlight
-    from .tools import Tool, Toolbox, tool
-    from .tracing import Tracing
+    from .core.model import Model, StreamingModel
+    from .durable.approval import Approval, ApprovalRequest, Decision
+    from .durable.dedup import Dedup
+    from .durable.journal import Journal
+    from .durable.repeats import RepeatGuard
+    from .durable.serial import SerialSideEffects
+    from .formats.checker import CheckReport, check
+    from .formats.conversion import Conversion, Loss, convert
+    from .formats.schema import NameMap, normalize_schema, normalize_tools
+    from .formats.server_tools import server_tool
+    from .guard.policy import TaintGate
+    from .guard.secrets import SecretGuard
+    from .guard.spotlight import Spotlight
+    from .quality.search import ToolIndex, ToolSearch
 
-__version__ = "0.1.0"
+from . import _moved
+from .core.version import __version__
+
+_moved.install()
 
 _LAZY: dict[str, str] = {
-    "Agent": "loop",
-    "Approval": "approval",
-    "ApprovalRequest": "approval",
-    "ArgumentError": "errors",
-    "CannotExpress": "errors",
-    "CheckHook": "checker",
-    "CheckReport": "checker",
-    "ConfigError": "errors",
-    "Conversion": "conversion",
-    "Decision": "approval",
-    "Dedup": "dedup",
-    "Effect": "effects",
-    "FormatError": "errors",
-    "Hook": "hooks",
-    "Image": "messages",
-    "Journal": "journal",
-    "Loss": "conversion",
-    "McpError": "errors",
-    "Message": "messages",
-    "Model": "model",
-    "ModelResponse": "messages",
-    "NameMap": "schema",
-    "ProviderError": "errors",
-    "ProviderPart": "messages",
-    "RepeatGuard": "repeats",
-    "Request": "messages",
-    "RunContext": "hooks",
-    "RunResult": "loop",
-    "SecretGuard": "secrets",
-    "SerialSideEffects": "serial",
-    "ServerTool": "messages",
-    "Settings": "messages",
-    "Spotlight": "spotlight",
-    "StreamingModel": "model",
-    "TaintGate": "policy",
-    "Text": "messages",
-    "Tool": "tools",
-    "ToolAnswer": "hooks",
-    "ToolCall": "messages",
-    "ToolDefinitionError": "errors",
-    "ToolError": "errors",
-    "ToolIndex": "search",
-    "ToolResult": "messages",
-    "ToolSearch": "search",
-    "ToolSpec": "messages",
-    "Toolbox": "tools",
-    "ToolslipError": "errors",
-    "Tracing": "tracing",
-    "Usage": "messages",
-    "UseTool": "messages",
-    "arun": "loop",
-    "check": "checker",
-    "convert": "conversion",
-    "normalize_schema": "schema",
-    "normalize_tools": "schema",
-    "run": "loop",
-    "server_tool": "server_tools",
-    "tool": "tools",
+    "Agent": "agent.loop",
+    "Approval": "durable.approval",
+    "ApprovalRequest": "durable.approval",
+    "ArgumentError": "core.errors",
+    "CannotExpress": "core.errors",
+    "CheckHook": "agent.debug",
+    "CheckReport": "formats.checker",
+    "ConfigError": "core.errors",
+    "Conversion": "formats.conversion",
+    "Decision": "durable.approval",
+    "Dedup": "durable.dedup",
+    "Effect": "core.effects",
+    "FormatError": "core.errors",
+    "Hook": "agent.hooks",
+    "Image": "core.messages",
+    "Journal": "durable.journal",
+    "Loss": "formats.conversion",
+    "McpError": "core.errors",
+    "Message": "core.messages",
+    "Model": "core.model",
+    "ModelResponse": "core.messages",
+    "NameMap": "formats.schema",
+    "ProviderError": "core.errors",
+    "ProviderPart": "core.messages",
+    "RepeatGuard": "durable.repeats",
+    "Request": "core.messages",
+    "RunContext": "agent.hooks",
+    "RunResult": "agent.loop",
+    "SecretGuard": "guard.secrets",
+    "SerialSideEffects": "durable.serial",
+    "ServerTool": "core.messages",
+    "Settings": "core.messages",
+    "Spotlight": "guard.spotlight",
+    "StreamingModel": "core.model",
+    "TaintGate": "guard.policy",
+    "Text": "core.messages",
+    "Tool": "agent.tools",
+    "ToolAnswer": "agent.hooks",
+    "ToolCall": "core.messages",
+    "ToolDefinitionError": "core.errors",
+    "ToolError": "core.errors",
+    "ToolIndex": "quality.search",
+    "ToolResult": "core.messages",
+    "ToolSearch": "quality.search",
+    "ToolSpec": "core.messages",
+    "Toolbox": "agent.tools",
+    "ToolslipError": "core.errors",
+    "Tracing": "agent.tracing",
+    "Usage": "core.messages",
+    "UseTool": "core.messages",
+    "arun": "agent.loop",
+    "check": "formats.checker",
+    "convert": "formats.conversion",
+    "normalize_schema": "formats.schema",
+    "normalize_tools": "formats.schema",
+    "run": "agent.loop",
+    "server_tool": "formats.server_tools",
+    "tool": "agent.tools",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])

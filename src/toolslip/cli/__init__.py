@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 __all__ = ["COMMANDS", "UsageError", "main"]
 
@@ -57,7 +57,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from ..core.version import __version__
 
     parser = _Parser(
         prog="toolslip",
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ..errors import ToolslipError
+    from ..core.errors import ToolslipError
     from .interrupts import ctrl_c_held
 
     try:

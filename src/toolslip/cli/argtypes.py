@@ -49,7 +49,7 @@ def fraction(text: str) -> float:
 
 def check_model(spec: str | None) -> None:
     """A malformed ``--model`` is a usage error; a missing API key, found later, is not."""
-    from ..errors import ConfigError
+    from ..core.errors import ConfigError
     from ..providers import check_model_string
     from . import UsageError
 

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..checker import check
+    from ..formats.checker import check
 
     report = check(load_json(args.file), args.format, fix=args.fix)
     left = [p for p in report.problems if not (args.fix and p.fixable)]

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..conversion import convert
+    from ..formats.conversion import convert
 
     data = load_json(args.file)
     result = convert(

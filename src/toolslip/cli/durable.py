@@ -15,12 +15,12 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..approval import Approval, Approver, terminal_approver
-from ..dedup import Dedup
-from ..hooks import Hook
-from ..journal import Journal, default_journal_path
-from ..repeats import RepeatGuard
-from ..serial import SerialSideEffects
+from ..agent.hooks import Hook
+from ..durable.approval import Approval, Approver, terminal_approver
+from ..durable.dedup import Dedup
+from ..durable.journal import Journal, default_journal_path
+from ..durable.repeats import RepeatGuard
+from ..durable.serial import SerialSideEffects
 
 __all__ = [
     "add_rerun_option",

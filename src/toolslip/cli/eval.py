@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .._display import plural
+from ..core._display import plural
 from . import EXIT_ERROR, EXIT_OK, UsageError
 from .argtypes import at_least, check_model, fraction
 from .eval_report import check_report_paths, parse_price, write_reports
@@ -95,7 +95,7 @@ def _handle(args: argparse.Namespace) -> int:
 
 def _models(specs: Sequence[str]) -> list[TrialModel]:
     """The models to evaluate; a malformed string (``flaky:x``, ``gpt-4o``) is a usage error."""
-    from ..errors import ConfigError
+    from ..core.errors import ConfigError
     from ..evals import resolve_eval_model
 
     models = []

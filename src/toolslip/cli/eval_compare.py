@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from . import EXIT_OK
 from .eval_report import load_summaries
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._files import require_file
-from ..errors import ConfigError
+from ..core._files import require_file
+from ..core.errors import ConfigError
 from . import EXIT_OK
 
 __all__ = ["load_summaries", "parse_price", "register", "write_reports"]

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._files import import_user_file
-from ..errors import ConfigError
-from ..tools import Tool, Toolbox
+from ..agent.tools import Tool, Toolbox
+from ..core._files import import_user_file
+from ..core.errors import ConfigError
 from .interrupts import ctrl_c_held
 
 __all__ = ["MAX_DEPTH", "load_json", "load_tools_file", "print_json"]

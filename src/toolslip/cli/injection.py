@@ -11,7 +11,7 @@ import asyncio
 import sys
 from typing import Literal
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from . import EXIT_OK, UsageError
 from .render import Renderer
 
@@ -35,8 +35,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..scenarios import SUITES, suite
-    from ..scenarios.harness import PHRASINGS, run_case
+    from ..testing.scenarios import SUITES, suite
+    from ..testing.scenarios.harness import PHRASINGS, run_case
 
     if args.suite is None:
         for s in SUITES.values():

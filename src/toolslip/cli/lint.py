@@ -3,7 +3,7 @@
 TOOLS is a Python file of ``@tool`` functions or a JSON file of declarations in any shape ``convert`` reads
 (see :func:`load_declarations`). Another source of tools, such as an MCP
 server, plugs in at :func:`load_subjects`: it returns ``Tool`` objects (which carry their effects) or
-``ToolSpec`` declarations for :func:`toolslip.lint.lint`.
+``ToolSpec`` declarations for :func:`toolslip.quality.lint.lint`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import json
 import re
 from typing import Any
 
-from .._files import require_file
-from ..errors import ConfigError, FormatError
-from ..messages import ToolSpec
-from ..tools import Tool
+from ..agent.tools import Tool
+from ..core._files import require_file
+from ..core.errors import ConfigError, FormatError
+from ..core.messages import ToolSpec
 from . import EXIT_ERROR, EXIT_OK, UsageError
 from .files import load_tools_file
 from .mcp_option import add_mcp_option
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..lint import lint
+    from ..quality.lint import lint
 
     if args.tools is None and not args.mcp:
         raise UsageError("give a tools file or JSON list of declarations, --mcp CMD, or both")

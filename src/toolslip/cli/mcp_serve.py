@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .._display import plural
+from ..core._display import plural
 from . import EXIT_OK, UsageError
 from .argtypes import port
 from .files import load_tools_file
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _handle(args: argparse.Namespace) -> int:
     import anyio
 
-    from ..errors import ConfigError
+    from ..core.errors import ConfigError
     from ..mcp.server import serve_http, serve_stdio
 
     if not args.http and (args.host is not None or args.port is not None):

@@ -12,14 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .._display import plural
-from ..events import Event, ToolFinished
-from ..messages import ToolCall
-from ..replay import NOT_RERUN_NOTE
+from ..core._display import plural
+from ..core.events import Event, ToolFinished
+from ..core.messages import ToolCall
+from ..durable.replay import NOT_RERUN_NOTE
 from .render import format_call
 
 if TYPE_CHECKING:
-    from ..loop import RunResult
+    from ..core.result import RunResult
 
 __all__ = ["RERUN_NOTE", "Outcome", "one_line", "pause_message"]
 

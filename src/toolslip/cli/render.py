@@ -14,8 +14,8 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..events import Event, GateDecided, ModelResponded, TextDelta, ToolCallReady, ToolFinished
-from ..server_tools import describe
+from ..core.events import Event, GateDecided, ModelResponded, TextDelta, ToolCallReady, ToolFinished
+from ..formats.server_calls import describe
 
 __all__ = ["Renderer", "format_call"]
 
@@ -66,7 +66,7 @@ class Renderer:
             shown = format_call(event.call.name, event.call.arguments, event.call.raw_arguments)
             print(f"[step {event.step}] calling {shown}", file=self.out, flush=True)
         elif isinstance(event, GateDecided):
-            from ..policy import describe_decision
+            from ..guard.policy import describe_decision
 
             print(f"[step {event.step}] {describe_decision(event)}", file=self.out, flush=True)
         elif isinstance(event, ToolFinished):

@@ -16,12 +16,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._files import import_user_file
-from ..approval import Decision
-from ..errors import ConfigError
-from ..journal import Entry, Journal, recording_from_entries
-from ..loop import Agent, RunResult
-from ..model import Model
+from ..agent.loop import Agent
+from ..core._files import import_user_file
+from ..core.errors import ConfigError
+from ..core.model import Model
+from ..core.result import RunResult
+from ..durable.approval import Decision
+from ..durable.journal import Entry, Journal, recording_from_entries
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
 from .durable import add_rerun_option, add_run_options, hooks_from_args, is_model_file, rerun_approver_from_args

@@ -23,10 +23,10 @@ from .render import Renderer
 from .resume import finish, is_model_file, load_model
 
 if TYPE_CHECKING:
-    from ..journal import Journal
-    from ..loop import RunResult
-    from ..messages import ServerTool
-    from ..model import Model
+    from ..core.messages import ServerTool
+    from ..core.model import Model
+    from ..core.result import RunResult
+    from ..durable.journal import Journal
 
 __all__ = ["register"]
 
@@ -101,12 +101,12 @@ def _handle(args: argparse.Namespace) -> int:
 async def _run(
     args: argparse.Namespace, model: Model, local_tools: Any, outcome: Outcome, journal: Journal | None
 ) -> RunResult:
-    from ..loop import Agent
-    from ..tools import Toolbox
+    from ..agent.loop import Agent
+    from ..agent.tools import Toolbox
 
     hooks = hooks_from_args(args, journal)
     if args.gate:  # after the journal's replayer, before dedup and approval
-        from ..policy import TaintGate
+        from ..guard.policy import TaintGate
 
         hooks.insert(1 if journal is not None else 0, TaintGate(approver=approver_from_args(args)))
     async with mcp_sources(args) as servers:
@@ -129,7 +129,7 @@ async def _run(
 
 
 def _transcript_json(result: RunResult) -> dict[str, Any]:
-    from ..messages import message_to_dict
+    from ..core.messages import message_to_dict
 
     return {
         "run_id": result.run_id,
@@ -147,8 +147,8 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
 
 def _server_tool(text: str) -> ServerTool:
     """``web_search`` or ``web_search={"max_uses": 3}`` as a ServerTool (a UsageError says what is wrong)."""
-    from ..errors import ConfigError
-    from ..server_tools import server_tool
+    from ..core.errors import ConfigError
+    from ..formats.server_tools import server_tool
 
     kind, _, options = text.partition("=")
     try:

@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..journal import SqliteStore, default_journal_path
+from ..core.errors import ConfigError
+from ..durable.journal import SqliteStore, default_journal_path
 from . import EXIT_OK
 from .argtypes import at_least
 

@@ -7,12 +7,12 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from . import EXIT_OK
 from .argtypes import check_model, port
 
 if TYPE_CHECKING:
-    from ..model import Model
+    from ..core.model import Model
 
 __all__ = ["register"]
 

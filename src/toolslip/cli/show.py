@@ -9,9 +9,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigError
-from ..journal import Entry, default_journal_path, response_from_dict
-from ..messages import ToolResult, message_from_dict, part_from_dict
+from ..core.errors import ConfigError
+from ..core.messages import ToolResult, message_from_dict, part_from_dict
+from ..durable.journal import Entry, default_journal_path, response_from_dict
 from . import EXIT_OK
 from .runs import open_store
 

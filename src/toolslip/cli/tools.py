@@ -1,7 +1,7 @@
 """``toolslip tools [TOOLS.py] [--mcp CMD]``: what the model would be offered, and what it costs.
 
 One line per tool: its name, declared effects, whether its output is trusted, and the tokens its
-declaration takes in every OpenAI Chat request (:func:`toolslip.tokens.declaration_cost`).
+declaration takes in every OpenAI Chat request (:func:`toolslip.quality.tokens.declaration_cost`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import argparse
 import asyncio
 import json
 
-from .._display import pad, plural
-from .._display import width as display_width
-from ..tools import Tool
+from ..agent.tools import Tool
+from ..core._display import pad, plural
+from ..core._display import width as display_width
 from . import EXIT_OK, UsageError
 from .files import load_tools_file
 from .mcp_option import add_mcp_option, mcp_sources
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..tokens import declaration_cost
+    from ..quality.tokens import declaration_cost
 
     if args.file is None and not args.mcp:
         raise UsageError("give a tools file, --mcp CMD, or both")

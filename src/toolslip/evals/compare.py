@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._display import pad, width
+from ..core._display import pad, width
 from .summary import ModelSummary
 
 __all__ = ["compare_table"]

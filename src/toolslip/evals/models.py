@@ -12,9 +12,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import ConfigError, ProviderError
-from ..messages import ModelResponse, Part, Request, Text, ToolCall, ToolResult, Usage
-from ..model import Model
+from ..core.errors import ConfigError, ProviderError
+from ..core.messages import ModelResponse, Part, Request, Text, ToolCall, ToolResult, Usage
+from ..core.model import Model
 from ..testing import ScriptedModel, Turn, call, reply, to_response
 from .suite import Task
 from .trial import TrialModel

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .runner import Executor, TrialSpec, run_spec
 from .suite import Suite, load_suite
 from .trial import TrialRecord

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .._display import plural
+from ..core._display import plural
 from .summary import FAILURE_LABELS, ModelSummary
 from .trial import TrialRecord
 
@@ -188,7 +188,7 @@ def write_png(summaries: Sequence[ModelSummary], path: str) -> None:
         import matplotlib.pyplot as plt
         from matplotlib.colors import ListedColormap
     except ImportError:
-        from ..errors import ConfigError
+        from ..core.errors import ConfigError
 
         raise ConfigError("PNG output needs matplotlib: pip install 'toolslip[report]'") from None
     fig, axes = plt.subplots(1 + len(summaries), 1, figsize=(8, 3 + 2.2 * len(summaries)), squeeze=False)

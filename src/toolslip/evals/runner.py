@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..errors import ConfigError
-from ..model import Model
+from ..core.errors import ConfigError
+from ..core.model import Model
 from .suite import Suite
 from .trial import TrialModel, TrialRecord, run_trial, trial_seed
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from .._files import import_user_file
-from ..errors import ConfigError
-from ..loop import RunResult
-from ..messages import Message, ToolCall, ToolResult
+from ..agent.tools import Toolbox, ToolLike, as_toolbox
+from ..core._files import import_user_file
+from ..core.errors import ConfigError
+from ..core.messages import Message, ToolCall, ToolResult
+from ..core.result import RunResult
 from ..testing import Turn
-from ..tools import Toolbox, ToolLike, as_toolbox
 
 __all__ = [
     "Check",

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .._display import pad, plural, width
+from ..core._display import pad, plural, width
 from .estimators import suite_pass_at_k, suite_pass_hat_k
 from .trial import TrialRecord
 

@@ -14,10 +14,10 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from ..errors import ProviderError
-from ..loop import Agent
-from ..messages import message_to_dict
-from ..model import Model
+from ..agent.loop import Agent
+from ..core.errors import ProviderError
+from ..core.messages import message_to_dict
+from ..core.model import Model
 from .estimators import is_success
 from .suite import Outcome, Suite, Task
 

@@ -1,7 +1,7 @@
 """Wire formats: how each provider spells tools, messages, requests and responses.
 
 Each format is one module of pure functions (no I/O, no clients, no pydantic): dicts in, neutral
-``toolslip.messages`` objects out, and back. Providers send what ``request_to_wire`` builds and read
+``toolslip.core.messages`` objects out, and back. Providers send what ``request_to_wire`` builds and read
 what ``response_from_wire`` gives; the local server does the reverse. Neither vendor's format is the
 internal model; both meet in the neutral transcript.
 
@@ -18,8 +18,8 @@ import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..errors import FormatError
-from ..messages import Message, ModelResponse, Request, ToolSpec
+from ..core.errors import FormatError
+from ..core.messages import Message, ModelResponse, Request, ToolSpec
 
 __all__ = ["FORMATS", "WireFormat", "get_format", "read_declaration"]
 

@@ -7,6 +7,9 @@ An assistant message's parts come in wire order: its reasoning (``reasoning_cont
 OpenRouter's ``reasoning_details``), its content, its ``refusal`` (a text part flagged in the stash), then
 its ``tool_calls``. The stash says which reasoning field was used (``"reasoning"``), keeps each
 ``reasoning_details`` entry as it was (``"detail"``), and notes ``tool_calls: []`` (``"calls"``).
+
+Writing and reading stay in one module (about 480 lines) because each writer mirrors its reader field by
+field, and the pair, read side by side, is what keeps a round trip the identity.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import FormatError
-from ..messages import File, Image, Message, Part, ProviderPart, Reasoning, ResultPart, Text, ToolCall, ToolResult
+from ..core.errors import FormatError
+from ..core.messages import File, Image, Message, Part, ProviderPart, Reasoning, ResultPart, Text, ToolCall, ToolResult
 from ._memo import HistoryMemo
 from ._wire import (
     CHAT_FAMILY,

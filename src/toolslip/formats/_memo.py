@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from operator import is_
 from typing import Any, Generic, TypeVar
 
-from ..messages import Message
+from ..core.messages import Message
 
 __all__ = ["HistoryMemo", "MessageMemo", "RecentMemo"]
 

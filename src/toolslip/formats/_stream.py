@@ -10,9 +10,9 @@ from typing import ClassVar
 
 import orjson
 
-from ..errors import FormatError, ProviderError
-from ..messages import ModelResponse
-from ..streaming import StreamEvent
+from ..core.errors import FormatError, ProviderError
+from ..core.messages import ModelResponse
+from ..core.streaming import StreamEvent
 from .sse import ServerSentEvent
 
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import FormatError
-from ..messages import File, Image, ModelResponse, Request, StopReason, Text, ToolChoice, ToolSpec
-from ..server_tools import render as render_server_tools
+from ..core.errors import FormatError
+from ..core.messages import File, Image, ModelResponse, Request, StopReason, Text, ToolChoice, ToolSpec
+from .server_tools import render as render_server_tools
 
 Json = dict[str, Any]
 EMPTY: Mapping[str, Any] = {}

@@ -4,7 +4,7 @@ What is particular to this format:
 
 - A tool is ``{name, description, input_schema}``: the schema key is ``input_schema``, not ``parameters``.
   Server tools (``{"type": "web_search_20250305", ...}``) come from ``Request.server_tools`` (rendered by
-  ``toolslip.server_tools``) or travel verbatim in ``Request.extra_tools``.
+  ``toolslip.formats.server_tools``) or travel verbatim in ``Request.extra_tools``.
 - Content is a list of typed blocks. Calls are ``tool_use`` blocks whose ``input`` is already an object.
 - There is no tool role: results are ``tool_result`` blocks inside a ``user`` message, with ``is_error``.
   Such a user message is a neutral ``tool`` message, and back.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..messages import Message, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
+from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
 from ._anthropic_blocks import NAME as NAME  # re-exported: the format module's public names
 from ._anthropic_blocks import blocks_from_wire, blocks_to_wire, unread_parts
 from ._anthropic_blocks import messages_from_wire as messages_from_wire

@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import ProviderError
-from ..messages import ModelResponse, ToolCall
-from ..streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk, split
+from ..core.errors import ProviderError
+from ..core.messages import ModelResponse, ToolCall
+from ..core.streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk, split
 from . import anthropic
 from ._stream import JsonStream
 from ._wire import Json, obj

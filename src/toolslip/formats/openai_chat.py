@@ -21,8 +21,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from ..errors import FormatError
-from ..messages import ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
+from ..core.errors import FormatError
+from ..core.messages import ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
 from ._chat_messages import NAME as NAME  # re-exported: the format module's public names
 from ._chat_messages import message_from_wire, message_to_wire
 from ._chat_messages import messages_from_wire as messages_from_wire

@@ -9,7 +9,7 @@ It is Chat Completions before tool calls existed, so this module translates to a
 - A result is a ``role: "function"`` message paired by ``name``, with no id and no error flag.
 
 What it cannot express is never dropped quietly. Several calls in one assistant message raise
-:class:`~toolslip.errors.CannotExpress`, unless the caller passes ``split=True``: then each call becomes its
+:class:`~toolslip.core.errors.CannotExpress`, unless the caller passes ``split=True``: then each call becomes its
 own assistant turn followed by its result (the model sees a sequence instead of a batch). Coming back,
 call ids are re-created deterministically from the name, the arguments and how many identical calls came
 before, so reading the same body twice gives the same ids, a reply keeps its call's id when it comes back
@@ -23,11 +23,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..errors import CannotExpress, FormatError
-from ..messages import Message, ModelResponse, Request, Settings, ToolSpec, UseTool
-from ..server_tools import render as render_server_tools
+from ..core.errors import CannotExpress, FormatError
+from ..core.messages import Message, ModelResponse, Request, Settings, ToolSpec, UseTool
 from . import openai_chat as chat
 from ._wire import Json, leftover, need, obj, seq
+from .server_tools import render as render_server_tools
 
 NAME = "openai-functions"
 

@@ -4,7 +4,7 @@ What is particular to this format:
 
 - A tool is flat: ``{"type": "function", "name", "description", "parameters", "strict"}``. Hosted tools
   (``web_search``, ``file_search``, ``code_interpreter``, ``mcp``...) come from ``Request.server_tools``
-  (rendered by ``toolslip.server_tools``) or travel verbatim in ``Request.extra_tools``.
+  (rendered by ``toolslip.formats.server_tools``) or travel verbatim in ``Request.extra_tools``.
   ``strict`` defaults to *true* here, unlike Chat Completions: a neutral ``strict=None`` (the provider
   default elsewhere, i.e. not strict) is written ``false``, and ``false`` reads back as ``None``.
 - There are no messages, only ``input`` items (and ``output`` items in a response): ``message`` items,
@@ -27,8 +27,8 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from ..errors import CannotExpress
-from ..messages import (
+from ..core.errors import CannotExpress
+from ..core.messages import (
     Message,
     ModelResponse,
     Part,

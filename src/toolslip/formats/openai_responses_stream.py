@@ -33,9 +33,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import ProviderError
-from ..messages import ModelResponse
-from ..streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk, split
+from ..core.errors import ProviderError
+from ..core.messages import ModelResponse
+from ..core.streaming import ArgsChunk, CallComplete, CallStarted, StreamEvent, TextChunk, split
 from . import openai_responses
 from ._responses_items import call_from_wire
 from ._stream import JsonStream

@@ -12,7 +12,7 @@ from __future__ import annotations
 try:
     import mcp as _sdk  # noqa: F401  (fail early with an install hint, not deep inside a call)
 except ImportError:  # pragma: no cover - depends on the environment
-    from ..errors import ConfigError
+    from ..core.errors import ConfigError
 
     raise ConfigError("toolslip.mcp needs the MCP SDK: pip install 'toolslip[mcp]'") from None
 

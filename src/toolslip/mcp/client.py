@@ -30,9 +30,9 @@ from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from typing_extensions import Unpack
 
-from ..errors import ConfigError, McpError, ToolError
-from ..messages import ToolSpec
-from ..tools import Tool, Toolbox, ToolLike, ToolOutput
+from ..agent.tools import Tool, Toolbox, ToolLike, ToolOutput
+from ..core.errors import ConfigError, McpError, ToolError
+from ..core.messages import ToolSpec
 from .mapping import content_from_mcp, effects_from_mcp_tool, matches
 
 __all__ = ["Connect", "McpTools", "SourceOptions"]

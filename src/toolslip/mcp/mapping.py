@@ -15,9 +15,9 @@ from typing import Any
 
 import mcp_types as mt
 
-from ..effects import Effect, is_read_only, parse_effects
-from ..messages import Image, ResultPart, Text
-from ..tools import ToolOutput
+from ..agent.tools import ToolOutput
+from ..core.effects import Effect, is_read_only, parse_effects
+from ..core.messages import Image, ResultPart, Text
 
 __all__ = [
     "META_KEY",

@@ -21,8 +21,8 @@ from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from typing_extensions import Unpack
 
-from ..errors import ConfigError
-from ..tools import Tool
+from ..agent.tools import Tool
+from ..core.errors import ConfigError
 from .client import McpTools, SourceOptions
 
 __all__ = ["from_spec", "http", "list_tools", "stdio"]

@@ -27,8 +27,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..errors import ConfigError
-from ..model import Model
+from ..core.errors import ConfigError
+from ..core.model import Model
 
 if TYPE_CHECKING:
     from .openai import OpenAIChatModel, OpenAIResponsesModel

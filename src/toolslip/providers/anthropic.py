@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Unpack
 
+from ..core.messages import Request
 from ..formats import anthropic as anthropic_format
 from ..formats import anthropic_stream
-from ..messages import Request
-from ..server_tools import anthropic_betas
+from ..formats.server_tools import anthropic_betas
 from .http import HttpModel, HttpOptions
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
@@ -22,7 +22,7 @@ API_VERSION = "2023-06-01"
 
 
 class AnthropicModel(HttpModel):
-    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/v1/messages``.
+    """A :class:`~toolslip.core.model.Model` that POSTs to ``{base_url}/v1/messages``.
 
     A server tool still in beta (the advisor) needs an ``anthropic-beta`` header; it is added to the calls
     that declare one, next to any betas given in ``headers``.

@@ -10,10 +10,7 @@ Connections are pooled per event loop, not per model: every transport in a loop 
 so a model made for one call (``toolslip.run("openai:...")``) reuses the connection the previous call
 left open in the same loop. The pool is closed when its loop shuts down.
 
-Retries follow the official SDKs' policy: 408, 409, 429 and 5xx answers and connection failures are
-retried with exponential backoff (0.5 s doubling up to 8 s, minus up to 25 % jitter), and a server's
-``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date) is honoured up to two minutes. A server
-that sends ``x-should-retry`` decides for itself.
+Retries follow the official SDKs' policy (:mod:`toolslip.providers.retry`).
 
 Streaming (``post_stream``, ``HttpModel.stream``) retries the same way until the first bytes of the
 answer arrive; a connection that breaks after that is a retryable :class:`ProviderError` for the caller,
@@ -23,31 +20,24 @@ because text already shown cannot be taken back by a silent second attempt.
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import random
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
 import orjson
 
-from ..errors import ConfigError, ProviderError
+from ..core.errors import ConfigError, ProviderError
+from ..core.messages import ModelResponse, Request
+from ..core.streaming import ResponseDone, StreamEvent
 from ..formats import WireFormat
 from ..formats.sse import ServerSentEvent, SSEDecoder
-from ..messages import ModelResponse, Request
-from ..streaming import ResponseDone, StreamEvent
 from .deadlines import Deadlines
+from .retry import RETRY_STATUSES, error_message, retry_delay
 
 if TYPE_CHECKING:
     import aiohttp
     from yarl import URL
 
 __all__ = ["HttpModel", "HttpOptions", "HttpTransport", "check_base_url", "error_message", "retry_delay"]
-
-RETRY_STATUSES = frozenset({408, 409, 429})
-INITIAL_DELAY = 0.5
-MAX_DELAY = 8.0
-MAX_RETRY_AFTER = 120.0
 
 
 class HttpTransport:
@@ -278,59 +268,6 @@ async def _pool(loop: asyncio.AbstractEventLoop) -> aiohttp.TCPConnector:
     return connector
 
 
-def error_message(body: str) -> str:
-    """The human sentence inside an error body (``{"error": {"message": ...}}`` for both services)."""
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        data = None
-    if isinstance(data, dict):
-        error = data.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            kind = error.get("type")
-            return f"{error['message']} ({kind})" if isinstance(kind, str) and kind else error["message"]
-        if isinstance(error, str):
-            return error
-        if isinstance(data.get("message"), str):
-            return str(data["message"])
-    text = body.strip()
-    return (text[:500] + "...") if len(text) > 500 else (text or "(empty body)")
-
-
-def retry_delay(attempt: int, headers: Mapping[str, str], status: int) -> float | None:
-    """Seconds to wait before retry number ``attempt + 1``, or ``None`` when the answer is final."""
-    should = headers.get("x-should-retry")
-    if should == "false":
-        return None
-    if should != "true" and status and status not in RETRY_STATUSES and status < 500:
-        return None
-    asked = _retry_after(headers)
-    if asked is not None:
-        return asked if asked <= MAX_RETRY_AFTER else None
-    return min(INITIAL_DELAY * 2.0**attempt, MAX_DELAY) * (1 - 0.25 * random.random())
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """The delay a server asked for: ``retry-after-ms``, or ``retry-after`` in seconds or as a date."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    parsed = email.utils.parsedate_tz(value)
-    if parsed is None:
-        return None
-    return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
-
-
 def _decode_object(raw: bytes, service: str, status: int) -> dict[str, Any]:
     try:
         data = orjson.loads(raw)
@@ -378,7 +315,7 @@ class HttpOptions(TypedDict, total=False):
 
 
 class HttpModel:
-    """A :class:`~toolslip.model.Model` made of a wire format and an :class:`HttpTransport`.
+    """A :class:`~toolslip.core.model.Model` made of a wire format and an :class:`HttpTransport`.
 
     A subclass names its service in the class attributes below and adds the service's own headers
     (credential, version) in :meth:`service_headers`; the JSON content headers and the ``User-Agent``
@@ -407,7 +344,7 @@ class HttpModel:
         max_retries: int = 2,
         name: str | None = None,
     ) -> None:
-        from .. import __version__
+        from ..core.version import __version__
 
         if base_url is None:
             base_url = self.default_base_url

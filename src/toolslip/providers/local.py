@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, ProviderError
-from ..messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
+from ..core.errors import ConfigError, ProviderError
+from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
 from .local_chat import ChatTemplate, parse_output, tool_grammar
 from .local_probe import check_library
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
@@ -108,7 +108,7 @@ def _token(llama: Llama, token_id: int) -> str:
 
 @dataclass(eq=False)
 class LocalModel:
-    """A :class:`~toolslip.model.Model` backed by a GGUF file run in-process.
+    """A :class:`~toolslip.core.model.Model` backed by a GGUF file run in-process.
 
     Deterministic by default: ``temperature=0`` decodes greedily. A request's ``Settings.temperature``
     overrides it, and ``Settings.extra`` may carry ``seed``, ``top_p``, ``top_k``, ``min_p`` and the

@@ -4,7 +4,7 @@ Three things together made a 0.5B model call tools reliably (issue 3's measureme
 the GGUF's own chat template rendered with the tools (the format the model was trained on), the
 output is constrained by a llama.cpp grammar built from the tools' JSON Schemas (a call is always
 well-formed JSON naming a real tool) with a branch for a plain-text answer, and the loop's
-repeated-call guard (:mod:`toolslip.repeats`). The parser still accepts what an unconstrained model
+repeated-call guard (:mod:`toolslip.durable.repeats`). The parser still accepts what an unconstrained model
 writes (untagged JSON, fenced blocks) so a path to any GGUF works with the grammar switched off.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 
 import jsonschema
 
-from ..errors import ConfigError
-from ..messages import Image, Message, ProviderPart, Text, ToolCall, ToolResult, ToolSpec
+from ..core.errors import ConfigError
+from ..core.messages import Image, Message, ProviderPart, Text, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["ChatTemplate", "parse_output", "tool_grammar"]
 

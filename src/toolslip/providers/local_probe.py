@@ -33,7 +33,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import ConfigError, ProviderError
+from ..core.errors import ConfigError, ProviderError
 from .local_weights import cache_dir
 
 __all__ = ["AMX_OFF_FLAGS", "LibraryCrash", "check_library", "rebuild_command"]
@@ -89,7 +89,7 @@ def check_library(model: Path, *, n_threads: int = 1) -> None:
     """Make sure llama.cpp can decode a batch on this machine before this process relies on it.
 
     Runs at most one child per library build and machine (see the module docstring). Raises
-    :class:`LibraryCrash` when the child dies by a signal and :class:`~toolslip.errors.ProviderError`
+    :class:`LibraryCrash` when the child dies by a signal and :class:`~toolslip.core.errors.ProviderError`
     when it does not finish within :data:`TIMEOUT`.
     """
     key = _build_key()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 __all__ = [
     "CATALOGUE",
@@ -175,7 +175,7 @@ def ensure_weights(
 
     ``locate`` finds a part's file (default: inside its installed package); ``progress`` receives the
     progress bar (default: stderr). Raises :class:`ModelCorrupt` when a part or the whole does not match
-    its pinned digest and :class:`~toolslip.errors.ConfigError` when parts are missing.
+    its pinned digest and :class:`~toolslip.core.errors.ConfigError` when parts are missing.
     """
     directory = directory or cache_dir()
     target = directory / f"{weights.name}.gguf"

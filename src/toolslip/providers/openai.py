@@ -60,7 +60,7 @@ class _OpenAIModel(HttpModel):
 
 
 class OpenAIChatModel(_OpenAIModel):
-    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/chat/completions``."""
+    """A :class:`~toolslip.core.model.Model` that POSTs to ``{base_url}/chat/completions``."""
 
     prefix = "openai"
     path = "/chat/completions"
@@ -69,7 +69,7 @@ class OpenAIChatModel(_OpenAIModel):
 
 
 class OpenAIResponsesModel(_OpenAIModel):
-    """A :class:`~toolslip.model.Model` that POSTs to ``{base_url}/responses`` (the Responses API)."""
+    """A :class:`~toolslip.core.model.Model` that POSTs to ``{base_url}/responses`` (the Responses API)."""
 
     prefix = "openai-responses"
     path = "/responses"

@@ -1,6 +1,11 @@
-"""Scripted demo models: offline stand-ins that play the seed's examples without a neural network.
+"""Scripted answers: the turn shorthand, and demo models that play the seed's examples without a network.
 
-They are *stateless*: the turn to play is the number of assistant messages since the user's last
+A *turn* is a model's answer written the short way: a string is an answer, ``call("fx", amount=320)`` a
+slip, a list of calls a parallel turn; :func:`to_response` makes the :class:`ModelResponse` a provider
+would have sent. The demo models below play turns, and so do the test models of :mod:`toolslip.testing`,
+which re-exports the shorthand (``from toolslip.testing import call``).
+
+The demos are *stateless*: the turn to play is the number of assistant messages since the user's last
 question, and later turns read the tool results already in the transcript. So one instance can serve
 any number of concurrent conversations (``toolslip serve --model scripted``), and the final answer is
 built from what the tools really returned: a client that loses or misroutes a result gets a different
@@ -9,22 +14,113 @@ answer, not a canned one.
 Scripts: ``expenses`` (``fx`` + ``calc``: 320 USD and 15000 JPY to CNY, then split four ways) and
 ``weather`` (``get_weather``). Plain ``scripted`` picks the script by the tools the request offers.
 
-Usage is estimated as a service would count it (``toolslip.tokens``: o200k tokens of the messages, the
+Usage is estimated as a service would count it (:mod:`toolslip.quality.tokens`: o200k tokens of the messages, the
 tool declarations and the answer), so clients that budget or log tokens see plausible numbers, not zeros.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import replace
+from typing import Any, TypeAlias
 
-from ..errors import ConfigError
-from ..messages import Message, ModelResponse, Request, ToolResult, Usage
-from ..testing import Turn, call, call_ids, to_response
+from ..core.errors import ConfigError
+from ..core.messages import Message, ModelResponse, Part, Request, ToolCall, ToolResult, Usage
 
-__all__ = ["SCRIPTS", "ScriptedDemo", "estimate_usage"]
+__all__ = [
+    "SCRIPTS",
+    "ScriptedDemo",
+    "Turn",
+    "call",
+    "call_ids",
+    "estimate_usage",
+    "fresh_id",
+    "raw_call",
+    "reply",
+    "to_response",
+]
+
+# --- turns ------------------------------------------------------------------------------------------------
+
+_ids = itertools.count(1)
+
+
+def fresh_id() -> str:
+    """A call id no scripted turn of this process has used (``call_1``, ``call_2``...)."""
+    return f"call_{next(_ids)}"
+
+
+def call(name: str, /, **arguments: Any) -> ToolCall:
+    """A well-formed slip: ``call("fx", amount=320, currency="USD")``."""
+    return ToolCall(
+        id=fresh_id(), name=name, arguments=arguments, raw_arguments=json.dumps(arguments, ensure_ascii=False)
+    )
+
+
+def raw_call(name: str, raw_arguments: str) -> ToolCall:
+    """A slip whose arguments are whatever text the model wrote, malformed JSON included."""
+    try:
+        parsed = json.loads(raw_arguments)
+    except json.JSONDecodeError:
+        parsed = None
+    return ToolCall(
+        id=fresh_id(),
+        name=name,
+        arguments=parsed if isinstance(parsed, dict) else None,
+        raw_arguments=raw_arguments,
+    )
+
+
+def reply(text: str) -> Message:
+    """An answer with no tool call: it ends the run."""
+    return Message.assistant(text)
+
+
+Turn: TypeAlias = Message | ModelResponse | str | ToolCall | Iterable[ToolCall]
+
+
+def to_response(turn: Turn, usage: Usage | None = None, *, taken: Collection[str] = ()) -> ModelResponse:
+    """Normalise a scripted turn to a :class:`ModelResponse` with the stop reason a provider would give.
+
+    Call ids are kept as written, except one already in ``taken`` (the ids of the transcript so far) or
+    repeated within the turn: a script replayed in one run gets a fresh id there, so ids stay unique.
+    """
+    if isinstance(turn, ModelResponse):
+        return turn
+    if isinstance(turn, str):
+        message = Message.assistant(turn)
+    elif isinstance(turn, ToolCall):
+        message = Message.assistant(calls=[turn])
+    elif isinstance(turn, Message):
+        message = turn
+    else:
+        message = Message.assistant(calls=list(turn))
+    used = set(taken)
+    parts: list[Part] = []
+    for part in message.parts:
+        if isinstance(part, ToolCall):
+            if part.id in used or not part.id:
+                part = replace(part, id=fresh_id())
+            used.add(part.id)
+        parts.append(part)
+    message = Message(role="assistant", parts=tuple(parts), name=message.name, extra=message.extra)
+    return ModelResponse(
+        message=message,
+        stop_reason="tool_use" if message.tool_calls else "end_turn",
+        usage=usage or Usage(input_tokens=0, output_tokens=0),
+    )
+
+
+def call_ids(request: Request) -> set[str]:
+    """The ids of every call already in the request's transcript."""
+    return {c.id for m in request.messages for c in m.tool_calls}
+
+
+# --- the demos ------------------------------------------------------------------------------------------
 
 _CNY = re.compile(r"=\s*(-?[\d.]+)\s*CNY")
 
@@ -106,7 +202,7 @@ def _pick(request: Request) -> Callable[[Request], Turn]:
 
 
 class ScriptedDemo:
-    """A stateless scripted :class:`~toolslip.model.Model`; ``script=None`` picks one from the tools."""
+    """A stateless scripted :class:`~toolslip.core.model.Model`; ``script=None`` picks one from the tools."""
 
     def __init__(self, script: str | None = None) -> None:
         if script is not None and script not in SCRIPTS:
@@ -123,7 +219,7 @@ class ScriptedDemo:
 def estimate_usage(request: Request, response: ModelResponse) -> Usage:
     """Tokens in and out as OpenAI counts a chat request: each message's text plus 3 tokens of framing,
     3 more to prime the answer, and the tool declarations as sent."""
-    from ..tokens import count_tokens, declaration_cost
+    from ..quality.tokens import count_tokens, declaration_cost
 
     def texts(message: Message) -> list[str]:
         out = [message.text]

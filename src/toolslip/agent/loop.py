@@ -1,0 +1,411 @@
+"""The agent loop: ask the model, run the slips it wrote, send the results back, until it stops asking.
+
+The safety belts from the seed are all here: tools are offered on every step; the model's tool-call
+message is appended before its results; results are paired by id and returned in call order; the run
+ends when the model makes no call, or at a hard step limit with ``stop_reason == "max_steps"`` (never an
+exception); every failure of a call becomes an error result the model can read and correct.
+
+The loop knows no provider and no wire format: it talks to a :class:`~toolslip.core.model.Model`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeAlias
+
+from ..core.errors import ArgumentError, ConfigError, ToolError
+from ..core.events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
+from ..core.messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult
+from ..core.model import Model
+from ..core.result import RunResult, RunStopReason
+from ..core.streaming import collect
+from ._sync import run_sync
+from .execution import timeout_outcome
+from .hooks import Hook, RunContext, ToolAnswer
+from .tools import Tool, Toolbox, ToolLike, as_toolbox
+
+__all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
+
+_MODEL_STOPS: dict[str, RunStopReason] = {
+    "end_turn": "completed",
+    "stop_sequence": "completed",
+    "tool_use": "completed",
+    "other": "completed",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "content_filter": "refusal",
+}
+
+
+@dataclass(kw_only=True, eq=False)
+class Agent:
+    """A model, its tools and the loop's settings; ``run``/``arun`` may be called many times."""
+
+    model: Model
+    tools: Toolbox = field(default_factory=Toolbox)
+    system: str | None = None
+    max_steps: int = 8
+    settings: Settings = field(default_factory=Settings)
+    hooks: Sequence[Hook] = ()
+    max_concurrency: int = 16
+    """Cap on tool executions running at once, across all runs of this agent."""
+    server_tools: Sequence[ServerTool] = ()
+    """Tools the provider runs itself (``toolslip.server_tool``): declared on every step, never run here."""
+    debug: bool = False
+    """Check every request before sending it (``toolslip.check``); a broken history raises FormatError."""
+    stream: bool | None = None
+    """Ask the model to stream (text and tool-call events as they are written). ``None``: stream when the
+    model can and the run has an event listener; ``False``: never."""
+    _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+    _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not callable(getattr(self.model, "complete", None)) or not isinstance(
+            getattr(self.model, "name", None), str
+        ):
+            raise ConfigError(
+                f"model must be a model string such as 'openai:gpt-4o-mini' or a toolslip Model (a name and "
+                f"async complete(request)), got {type(self.model).__name__} {self.model!r:.60}"
+            )
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.stream and not callable(getattr(self.model, "stream", None)):
+            raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
+        for hook in self.hooks:
+            hook.check(self.tools)
+
+    async def arun(
+        self,
+        prompt: str | Sequence[Message],
+        *,
+        run_id: str | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> RunResult:
+        """Run until the model stops calling tools or the step limit is hit."""
+        ctx = RunContext(
+            run_id=run_id or uuid.uuid4().hex,
+            model_name=self.model.name,
+            tools=self.tools,
+            messages=self._initial_messages(prompt),
+            emit=on_event,
+        )
+        try:
+            return await self._loop(ctx)
+        except BaseException as exc:  # hooks close what they opened (trace spans) before it propagates
+            for hook in self.hooks:
+                await hook.on_error(ctx, exc)
+            raise
+
+    def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult:
+        """Synchronous :meth:`arun` for scripts without a running event loop.
+
+        Calls from one thread share one event loop (see :mod:`toolslip.agent._sync`), so the model's HTTP
+        connection is reused from one call to the next."""
+        return run_sync(self.arun(prompt, **kwargs))  # type: ignore[arg-type]
+
+    async def iter(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> AsyncIterator[Event]:
+        """The run as a stream of events, ending with :class:`~toolslip.core.events.RunFinished`."""
+        queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
+        task = asyncio.create_task(self.arun(prompt, run_id=run_id, on_event=queue.put_nowait))
+
+        def forward_failure(t: asyncio.Task[RunResult]) -> None:
+            if not t.cancelled() and (exc := t.exception()) is not None:
+                queue.put_nowait(exc)
+
+        task.add_done_callback(forward_failure)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if isinstance(item, RunFinished):
+                    return
+        finally:
+            if not task.done():
+                task.cancel()
+
+    def _initial_messages(self, prompt: str | Sequence[Message]) -> list[Message]:
+        messages = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
+        if self.system and not (messages and messages[0].role == "system"):
+            messages.insert(0, Message.system(self.system))
+        return messages
+
+    # --- the loop ---------------------------------------------------------------------------------
+
+    async def _loop(self, ctx: RunContext) -> RunResult:
+        response: ModelResponse | None = None
+        stop: RunStopReason | str = "max_steps"
+        calls_made = 0
+        while ctx.step < self.max_steps:
+            ctx.step += 1
+            response = await self._ask(ctx)
+            ctx.messages.append(response.message)
+            ctx.usage = ctx.usage + response.usage
+            calls = response.message.tool_calls
+            if response.stop_reason == "pause_turn":  # Anthropic: send the paused turn back as is
+                continue
+            if not calls:
+                stop = _MODEL_STOPS.get(response.stop_reason, "completed")
+                break
+            if ctx.step == self.max_steps:  # no step left to show results: answer, never execute blindly
+                ctx.messages.append(Message.tool(_not_executed(c, self.max_steps) for c in calls))
+                break
+            ctx.messages.append(Message.tool(await self._run_calls(ctx, calls)))
+            calls_made += len(calls)
+            if ctx.stop_reason is not None:
+                stop = ctx.stop_reason
+                break
+        result = RunResult(
+            output=response.message.text if response is not None else "",
+            stop_reason=stop,
+            steps=ctx.step,
+            messages=ctx.messages,
+            usage=ctx.usage,
+            tool_calls=calls_made,
+            run_id=ctx.run_id,
+        )
+        for hook in self.hooks:
+            await hook.on_finish(ctx, result)
+        ctx.event(RunFinished(result=result))
+        return result
+
+    async def _ask(self, ctx: RunContext) -> ModelResponse:
+        """One model call; tools are offered on every step so the model can always ask again."""
+        request = Request(
+            model="",
+            messages=tuple(ctx.messages),
+            tools=self.tools.specs(),
+            settings=self.settings,
+            server_tools=tuple(self.server_tools),
+        )
+        for hook in self.hooks:
+            request = await hook.prepare_request(ctx, request)
+        if self.debug:
+            from ..formats.checker import check_request
+
+            check_request(request, where=f"step {ctx.step}, ")
+        listening = ctx.emit is not None  # events are built only for a listener: this is the hot path
+        if listening:
+            ctx.event(ModelCalled(step=ctx.step, messages=len(request.messages)))
+        response = None
+        for hook in self.hooks:
+            if (response := await hook.before_model(ctx, request)) is not None:
+                break
+        replayed = response is not None
+        if response is None:
+            stream = getattr(self.model, "stream", None) if self.stream or (self.stream is None and listening) else None
+            if stream is not None:
+                response = await collect(stream(request), ctx.step, ctx.event, self.model.name)
+            else:
+                response = await self.model.complete(request)
+        for hook in self.hooks:
+            response = await hook.after_model(ctx, request, response)
+        if listening:
+            ctx.event(ModelResponded(step=ctx.step, response=response, replayed=replayed))
+        return response
+
+    async def _run_calls(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run one turn's calls; results come back in call order whatever order they finish in.
+
+        Read-only calls run concurrently; any other call is a barrier that runs alone, in the order the
+        model wrote it, so two side effects never race and a read after a write sees the write.
+        """
+        if len(calls) == 1:  # the common turn: nothing to order
+            return [await self._run_call(ctx, calls[0])]
+        results: list[ToolResult] = []
+        batch: list[ToolCall] = []
+        for call in calls:
+            tool = self.tools.get(call.name)
+            if tool is None or tool.read_only or call.arguments is None:
+                batch.append(call)
+                continue
+            results += await self._gather(ctx, batch)
+            batch = []
+            results += await self._gather(ctx, [call])
+        return results + await self._gather(ctx, batch)
+
+    async def _gather(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        if len(calls) == 1:  # no gather, no task
+            return [await self._run_call(ctx, calls[0])]
+        return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls))) if calls else []
+
+    async def _run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if ctx.emit is not None:
+            ctx.event(ToolStarted(step=ctx.step, call=call))
+            started = time.perf_counter()
+        answer: ToolAnswer | None = None
+        for hook in self.hooks:
+            if (answer := await hook.before_tool(ctx, call, tool)) is not None:
+                break
+        if answer is not None:
+            result, note = answer.result, answer.note
+        elif tool is not None and tool.inline:  # never yields to the loop, so it cannot overlap another call
+            result, note = await execute_call(call, tool, self.tools), ""
+        else:
+            async with self._limit():
+                result, note = await execute_call(call, tool, self.tools), ""
+        for hook in self.hooks:
+            result = await hook.after_tool(ctx, call, tool, result)
+        # Truncate last, so hooks (the run journal) keep the full output while the model sees the cut.
+        if tool is not None and tool.max_output_chars is not None:
+            result = truncate_output(result, tool)
+        if ctx.emit is not None:
+            seconds = time.perf_counter() - started
+            ctx.event(ToolFinished(step=ctx.step, call=call, result=result, seconds=seconds, note=note))
+        return result
+
+    def _limit(self) -> asyncio.Semaphore:
+        """The agent-wide cap; a new one per event loop, since a semaphore binds to the loop it waits in."""
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._semaphore_loop is not loop:
+            self._semaphore, self._semaphore_loop = asyncio.Semaphore(self.max_concurrency), loop
+        return self._semaphore
+
+
+async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:
+    """Run one call and turn every failure into an error result that tells the model what to fix."""
+    if tool is None:
+        available = ", ".join(tools.names) or "(none)"
+        return _error(
+            call, f"unknown tool {call.name!r}. Available tools: {available}. Call one of them by its exact name."
+        )
+    if call.arguments is None:
+        problem = _json_problem(call.raw_arguments)
+        return _error(
+            call, f"the arguments are not a JSON object ({problem}). Send the call again with one JSON object."
+        )
+    try:
+        if tool.timeout is None:
+            output = await tool.invoke(call.arguments)
+        else:
+            output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
+    except ArgumentError as exc:
+        return _error(call, f"{exc}. Fix these arguments and call {tool.name} again.")
+    except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
+        return ToolResult(
+            call_id=call.id,
+            name=call.name,
+            content=exc.content,
+            is_error=True,
+            untrusted=not tool.trusted_output,
+            outcome="failed",
+        )
+    except TimeoutError:
+        outcome = timeout_outcome(tool.fn, tool.isolate)
+        return _error(call, f"{tool.name} timed out after {tool.timeout:g} s and {outcome}.")
+    except Exception as exc:  # a tool's own failure is information for the model, not a crash
+        return _error(call, f"{tool.name} failed: {type(exc).__name__}: {exc}")
+    untrusted, spans = tool.untrusted_parts(output)
+    return ToolResult(
+        call_id=call.id, name=call.name, content=output, untrusted=untrusted, untrusted_spans=spans, outcome="ran"
+    )
+
+
+def _error(call: ToolCall, text: str) -> ToolResult:
+    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, outcome="failed")
+
+
+def truncate_output(result: ToolResult, tool: Tool | None) -> ToolResult:
+    """Cut text output longer than the tool's ``max_output_chars``, with a marker the model can read."""
+    limit = tool.max_output_chars if tool is not None else None
+    if limit is None or not isinstance(result.content, str) or len(result.content) <= limit:
+        return result
+    cut = len(result.content) - limit
+    marker = f"\n[... output truncated: {cut} more characters not shown]"
+    return replace(result, content=result.content[:limit] + marker)
+
+
+def _json_problem(raw: str | None) -> str:
+    if raw is None:
+        return "no arguments were sent"
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; got {raw[:200]!r}"
+    return f"got a JSON {type(value).__name__}, not an object"
+
+
+def _not_executed(call: ToolCall, limit: int) -> ToolResult:
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        content=f"not executed: the run reached its step limit of {limit} model calls",
+        is_error=True,
+        outcome="not_executed",
+    )
+
+
+# --- one-call entry points ----------------------------------------------------------------------
+
+ModelLike: TypeAlias = Model | str
+
+
+def make_agent(
+    model: ModelLike,
+    tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
+    *,
+    system: str | None = None,
+    max_steps: int = 8,
+    settings: Settings | None = None,
+    hooks: Sequence[Hook] = (),
+    server_tools: Sequence[ServerTool] = (),
+) -> Agent:
+    if isinstance(model, str):
+        from ..providers import resolve_model
+
+        model = resolve_model(model)
+    return Agent(
+        model=model,
+        tools=as_toolbox(tools),
+        system=system,
+        max_steps=max_steps,
+        settings=settings or Settings(),
+        hooks=hooks,
+        server_tools=server_tools,
+    )
+
+
+async def arun(
+    model: ModelLike,
+    prompt: str | Sequence[Message],
+    tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
+    *,
+    system: str | None = None,
+    max_steps: int = 8,
+    settings: Settings | None = None,
+    hooks: Sequence[Hook] = (),
+    server_tools: Sequence[ServerTool] = (),
+    on_event: Callable[[Event], None] | None = None,
+) -> RunResult:
+    """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
+
+    A model made from a string is closed after the run; its connections stay in the event loop's pool
+    for the next call (see :mod:`toolslip.providers.http`). To run many prompts, a reused :class:`Agent`
+    also saves resolving the string and building the tool list on every call.
+    """
+    agent = make_agent(
+        model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks, server_tools=server_tools
+    )
+    try:
+        return await agent.arun(prompt, on_event=on_event)
+    finally:
+        close = getattr(agent.model, "aclose", None) if isinstance(model, str) else None
+        if close is not None:
+            await close()
+
+
+def run(
+    model: ModelLike,
+    prompt: str | Sequence[Message],
+    tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
+    **kwargs: object,
+) -> RunResult:
+    """Synchronous :func:`arun`; calls from one thread share one event loop and its pooled connections."""
+    return run_sync(arun(model, prompt, tools, **kwargs))  # type: ignore[arg-type]

@@ -1,0 +1,118 @@
+"""What a run reports as it goes: the CLI renders these, tracing and journals listen to them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
+
+from .messages import ModelResponse, ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from .result import RunResult
+
+__all__ = [
+    "Event",
+    "GateDecided",
+    "ModelCalled",
+    "ModelResponded",
+    "RunFinished",
+    "TextDelta",
+    "ToolCallReady",
+    "ToolCallStarted",
+    "ToolFinished",
+    "ToolStarted",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCalled:
+    """A request is about to go to the model."""
+
+    step: int
+    messages: int
+    """How many messages the request carries."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta:
+    """A piece of streamed answer text."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted:
+    """A streamed tool call's name is known; its arguments are still arriving."""
+
+    step: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallReady:
+    """A streamed tool call's arguments are complete. It runs once the whole response has arrived."""
+
+    step: int
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponded:
+    step: int
+    response: ModelResponse
+    replayed: bool = False
+    """True when the response came from a journal instead of the model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStarted:
+    step: int
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolFinished:
+    step: int
+    call: ToolCall
+    result: ToolResult
+    seconds: float
+    note: str = ""
+    """Why the result did not come from running the tool (``duplicate``, ``denied``, ``replayed``...)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateDecided:
+    """A policy hook judged a call before it ran (the injection gate, the secret guard): the audit record."""
+
+    step: int
+    call_id: str
+    tool: str
+    gate: str
+    """Which hook decided (``taint-gate``, ``secret-guard``)."""
+    decision: str
+    """``allowed``, ``denied`` or ``asked``."""
+    reason: str
+    approved: bool | None = None
+    """The answer when the decision was ``asked``."""
+    sources: tuple[str, ...] = ()
+    """The untrusted content in the context when the call was judged (``read_issue#call_3``...)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFinished:
+    result: RunResult = field(repr=False)
+
+
+Event: TypeAlias = (
+    ModelCalled
+    | TextDelta
+    | ToolCallStarted
+    | ToolCallReady
+    | ModelResponded
+    | ToolStarted
+    | ToolFinished
+    | GateDecided
+    | RunFinished
+)

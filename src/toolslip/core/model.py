@@ -1,0 +1,40 @@
+"""The provider seam: anything that answers a :class:`~toolslip.core.messages.Request` is a model.
+
+The loop talks only to this protocol, so it knows no provider and no wire format. HTTP transports
+(:mod:`toolslip.providers`), the embedded local model and the scripted test models all implement it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from .messages import ModelResponse, Request
+
+if TYPE_CHECKING:
+    from .streaming import StreamEvent
+
+__all__ = ["Model", "StreamingModel"]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """One method: take the whole transcript, the tools and the settings; return the model's answer."""
+
+    @property
+    def name(self) -> str:
+        """A label for logs and the CLI, e.g. ``openai:gpt-4o-mini``."""
+        ...
+
+    async def complete(self, request: Request) -> ModelResponse: ...
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that can also yield its answer as it is written (see :mod:`toolslip.core.streaming`).
+
+    ``stream`` yields deltas and ends with a ``ResponseDone`` equal to what ``complete`` returns; when the
+    stream breaks it raises :class:`~toolslip.core.errors.ProviderError` instead of ending early.
+    """
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...

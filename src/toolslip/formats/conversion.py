@@ -1,0 +1,442 @@
+"""Convert tool declarations, requests, responses and histories between wire formats, losing nothing quietly.
+
+Everything goes through the neutral transcript: the source format reads the data, the target format
+writes it. What the target has no way to say is found *before* writing and handled by one policy,
+``on_loss``:
+
+- ``"error"`` (default): raise :class:`~toolslip.core.errors.CannotExpress` naming the first such thing and
+  where it is (``messages[3].parts[0]``, in the neutral transcript's numbering);
+- ``"drop"``: leave it out;
+- ``"mark"``: leave a visible trace where one fits (a block becomes the text ``[... left out]``), else
+  leave it out.
+
+Every loss, whatever the policy, is listed in :attr:`Conversion.lost`, one entry per thing. Some
+differences are not errors because the target has a standard spelling for them, and are always just
+reported: an error result sent to an OpenAI format (``"Error: "`` before its content), call ids sent to
+legacy functions (re-created on the way back), parallel calls split into single-call turns for legacy
+functions when ``split_calls=True``, the ``max_tokens`` Anthropic requires when the source set none.
+
+What the formats share is translated, not reported: reasoning text (with its signature or encrypted
+form when the target's provider wrote it), documents and files, and the request knobs every format has
+(``stream``, ``top_p``, ``user``...; see :data:`SHARED_FIELDS`).
+
+    >>> body = toolslip.convert(chat_body, from_="openai-chat", to="anthropic").data
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias
+
+from ..core.errors import CannotExpress, FormatError
+from ..core.messages import (
+    File,
+    Message,
+    ModelResponse,
+    Part,
+    ProviderPart,
+    Reasoning,
+    Request,
+    Settings,
+    Text,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
+from . import get_format
+from ._wire import BOOKKEEPING, CHAT_FAMILY, EMPTY_VALUES, OPENAI_FORMATS, tool_list, unstash
+from .anthropic import DEFAULT_MAX_TOKENS
+from .openai_functions import messages_to_wire as functions_messages_to_wire
+from .openai_functions import request_to_wire as functions_request_to_wire
+
+__all__ = ["SHARED_FIELDS", "Conversion", "Loss", "OnLoss", "What", "convert", "detect_kind"]
+
+OnLoss: TypeAlias = Literal["error", "drop", "mark"]
+What: TypeAlias = Literal["auto", "tools", "request", "response", "messages"]
+
+
+SHARED_FIELDS: dict[str, dict[str, str]] = {
+    "stream": {"openai-chat": "stream", "openai-responses": "stream", "anthropic": "stream"},
+    "top_p": {"openai-chat": "top_p", "openai-responses": "top_p", "anthropic": "top_p"},
+    "user": {"openai-chat": "user", "openai-responses": "user", "anthropic": "metadata.user_id"},
+    "metadata": {"openai-chat": "metadata", "openai-responses": "metadata"},
+}
+"""Request fields with no neutral slot that mean the same in several formats: neutral name -> spelling.
+
+``metadata.user_id`` is Anthropic's one metadata key; OpenAI's ``metadata`` is a free map of strings.
+Legacy functions spell everything as Chat does.
+"""
+_SHARED_TOOL_FIELDS = {"defer_loading": frozenset({"anthropic", "openai-responses"})}
+"""Tool-declaration fields several formats spell the same way."""
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """One thing the target format could not say as the source did."""
+
+    path: str
+    """Where, in the neutral transcript's numbering (``messages[2].parts[1]``, ``tools[0]``, ``settings.stop``)."""
+    what: str
+    handled: str
+    """``"marked"`` (standard spelling, e.g. the ``Error:`` prefix), ``"dropped"``, ``"replaced by text"``..."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.what} ({self.handled})"
+
+
+@dataclass(frozen=True, slots=True)
+class Conversion:
+    """The converted data plus everything that did not carry over exactly."""
+
+    data: Any
+    lost: tuple[Loss, ...] = ()
+
+
+@dataclass
+class _Plan:
+    source: str
+    target: str
+    on_loss: OnLoss
+    split_calls: bool
+    lost: list[Loss] = field(default_factory=list)
+
+    @property
+    def same(self) -> bool:
+        return self.source == self.target
+
+    @property
+    def family(self) -> bool:
+        """Source and target share a body (Chat and legacy functions)."""
+        return {self.source, self.target} <= CHAT_FAMILY
+
+    def note(self, path: str, what: str, handled: str = "marked") -> None:
+        self.lost.append(Loss(path, what, handled))
+
+    def cannot(self, path: str, what: str, marked: str = "dropped", dropped: str = "dropped") -> bool:
+        """Report an unexpressible thing; True when it should be kept as a mark (policy ``mark``).
+
+        ``marked`` and ``dropped`` say what happens to it under each policy.
+        """
+        if self.on_loss == "error":
+            raise CannotExpress(
+                f"{what} cannot be expressed in {self.target}; convert with on_loss='drop' (--on-loss drop) "
+                "to leave it out, or 'mark' to leave a visible trace",
+                path,
+            )
+        keep = self.on_loss == "mark" and marked != "dropped"
+        self.note(path, what, marked if keep else dropped)
+        return keep
+
+
+def convert(
+    data: object,
+    *,
+    from_: str,
+    to: str,
+    what: What = "auto",
+    on_loss: OnLoss = "error",
+    split_calls: bool = False,
+) -> Conversion:
+    """``data`` (wire JSON of format ``from_``) spelled in format ``to``; see the module doc for ``on_loss``.
+
+    ``what`` says what ``data`` is: a list of tool declarations, a request body, a response object or a
+    message list; ``"auto"`` tells them apart by their keys. ``split_calls`` lets parallel calls become
+    consecutive single-call turns for ``openai-functions`` instead of raising.
+    """
+    if on_loss not in ("error", "drop", "mark"):
+        raise FormatError(f"on_loss must be 'error', 'drop' or 'mark', not {on_loss!r}")
+    src, dst = get_format(from_), get_format(to)
+    kind = detect_kind(data, from_) if what == "auto" else what
+    plan = _Plan(from_, to, on_loss, split_calls)
+    out: Any
+    if kind == "tools":
+        body: dict[str, object] = {"model": "", "input" if from_ == "openai-responses" else "messages": []}
+        body["functions" if from_ == "openai-functions" else "tools"] = data
+        request = _request(plan, src.request_from_wire(body), defaults=False)
+        out = tool_list(dst.tools_to_wire(request.tools), request, to)
+    elif kind == "request":
+        request = _request(plan, src.request_from_wire(data))
+        out = functions_request_to_wire(request, split=True) if _split(plan) else dst.request_to_wire(request)
+    elif kind == "response":
+        response = _response(plan, src.response_from_wire(data))
+        out = dst.response_to_wire(response)
+    elif kind == "messages":
+        messages = _messages(plan, src.messages_from_wire(data))
+        out = functions_messages_to_wire(messages, split=True) if _split(plan) else dst.messages_to_wire(messages)
+    else:
+        raise FormatError(f"what must be auto, tools, request, response or messages, not {kind!r}")
+    return Conversion(out, tuple(plan.lost))
+
+
+def _split(plan: _Plan) -> bool:
+    return plan.split_calls and plan.target == "openai-functions"
+
+
+def detect_kind(data: object, fmt: str) -> str:
+    """``"tools"``, ``"request"``, ``"response"`` or ``"messages"`` for wire data of format ``fmt``."""
+    if isinstance(data, list):
+        # Declarations carry no role, id or content; every message or item has one of them.
+        first = data[0] if data else {}
+        items = isinstance(first, dict) and not first.keys() & {"role", "id", "call_id", "content"}
+        return "tools" if data and items else "messages"
+    if isinstance(data, dict):
+        if "messages" in data or "input" in data:
+            return "request"
+        if "choices" in data or "output" in data or data.get("type") == "message":
+            return "response"
+    raise FormatError(
+        f"cannot tell what this {fmt} data is (tools, request, response or messages); "
+        "pass what=... (--what on the command line)",
+        "",
+    )
+
+
+# --- finding what the target cannot say -------------------------------------------------------------
+
+
+def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request:
+    messages = _messages(plan, request.messages)
+    tools = tuple(_spec(plan, s, f"tools[{i}]") for i, s in enumerate(request.tools))
+    extra_tools = request.extra_tools
+    settings = request.settings
+    if not plan.same:
+        if not plan.family:
+            kept = []
+            for i, tool in enumerate(extra_tools):
+                what = f"{plan.source} tool declaration {str(tool.get('type', '?'))!r}"
+                if plan.cannot(f"extra_tools[{i}]", what):
+                    kept.append(tool)  # pragma: no cover - a declaration has no text to mark it with
+            extra_tools = tuple(kept)
+        settings = _settings(plan, settings)
+    if plan.target == "openai-responses" and settings.stop:
+        plan.cannot("settings.stop", "stop sequences")
+        settings = replace(settings, stop=())
+    if plan.target == "openai-functions":
+        if settings.tool_choice == "required":
+            plan.cannot("settings.tool_choice", 'tool_choice "required"')
+            settings = replace(settings, tool_choice=None)
+        if settings.parallel_tool_calls:
+            plan.cannot("settings.parallel_tool_calls", "parallel tool calls")
+            settings = replace(settings, parallel_tool_calls=None)
+    if plan.target == "anthropic" and not plan.same:
+        if settings.max_tokens is None and defaults:
+            plan.note("settings.max_tokens", "no max_tokens, which Anthropic requires", f"set to {DEFAULT_MAX_TOKENS}")
+        if not tools and not extra_tools:
+            names = sorted({c.name for m in messages for c in m.tool_calls})
+            if names or any(m.tool_results for m in messages):
+                stubs = "declared a stub tool per called name"
+                plan.cannot("tools", "a history with tool blocks but no tools (Anthropic requires tools)", stubs, stubs)
+                tools = tuple(ToolSpec(name=n, description="", parameters={"type": "object"}) for n in names)
+    if (
+        settings is request.settings
+        and extra_tools is request.extra_tools
+        and len(tools) == len(request.tools)
+        and all(map(operator.is_, tools, request.tools))
+        and all(map(operator.is_, messages, request.messages))
+    ):
+        return request
+    return replace(request, messages=tuple(messages), tools=tools, extra_tools=extra_tools, settings=settings)
+
+
+def _settings(plan: _Plan, settings: Settings) -> Settings:
+    """The body fields with no neutral slot, translated where the target has them, reported where not."""
+    if plan.family:
+        return settings
+    extra: dict[str, Any] = {}
+    max_tokens = settings.max_tokens
+    for key, value in settings.extra.items():
+        if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
+            continue  # says nothing (an empty list of tools, a null stop), or Settings.stop says it
+        if key == "max_completion_tokens" and max_tokens is None and type(value) is int:
+            max_tokens = value  # Chat's newer name for the output limit
+            continue
+        if key == "metadata" and plan.source == "anthropic" and isinstance(value, Mapping):
+            rest = dict(value)
+            if "user_id" in rest and _put(extra, "user", rest.pop("user_id"), plan.target):
+                if not rest:
+                    continue
+            value = rest
+        shared = next((n for n, spell in SHARED_FIELDS.items() if spell.get(_family(plan.source)) == key), None)
+        if shared is not None and _put(extra, shared, value, plan.target):
+            continue
+        what = (
+            f"a tool_choice of type {value.get('type')!r}"
+            if key == "tool_choice" and isinstance(value, Mapping)
+            else f"request field {key!r}"
+        )
+        if plan.cannot(f"settings.extra.{key}", what):
+            extra[key] = value  # pragma: no cover - mark keeps nothing for a field
+    if max_tokens == settings.max_tokens and extra == settings.extra:
+        return settings
+    return replace(settings, max_tokens=max_tokens, extra=extra)
+
+
+def _family(fmt: str) -> str:
+    return "openai-chat" if fmt == "openai-functions" else fmt
+
+
+def _put(extra: dict[str, Any], shared: str, value: Any, target: str) -> bool:
+    """Spell shared field ``shared`` for ``target`` in ``extra``; False when the target has no such field."""
+    spelling = SHARED_FIELDS[shared].get(_family(target))
+    if spelling is None:
+        return False
+    if "." in spelling:
+        head, key = spelling.split(".", 1)
+        extra[head] = {**extra.get(head, {}), key: value}
+    else:
+        extra[spelling] = value
+    return True
+
+
+def _spec(plan: _Plan, spec: ToolSpec, path: str) -> ToolSpec:
+    if plan.target == "openai-functions" and spec.strict:
+        plan.cannot(f"{path}.strict", "strict mode")
+        spec = replace(spec, strict=None)
+    if plan.same or plan.family:
+        return spec
+    fields = unstash(spec.extra, plan.source).get("fields", {})
+    carried: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key in BOOKKEEPING or value in EMPTY_VALUES:
+            continue
+        if plan.target in _SHARED_TOOL_FIELDS.get(key, ()):
+            carried[key] = value
+        else:
+            plan.cannot(f"{path}.{key}", f"tool field {key!r}")
+    if carried:
+        kept = unstash(spec.extra, plan.target)
+        spec = replace(
+            spec, extra={**spec.extra, plan.target: {**kept, "fields": {**kept.get("fields", {}), **carried}}}
+        )
+    return spec
+
+
+def _response(plan: _Plan, response: ModelResponse) -> ModelResponse:
+    if not plan.same:
+        for key in unstash(response.extra, plan.source).get("unread", ()):
+            plan.cannot(key, f"{plan.source} field {key!r}")
+        usage = response.usage
+        if usage.cache_write_tokens and plan.target in CHAT_FAMILY:
+            plan.note("usage.cache_write_tokens", "the cache-write token count", "dropped: Chat usage has no field")
+        if usage.reasoning_tokens and plan.target == "anthropic":
+            plan.note("usage.reasoning_tokens", "the reasoning token count", "dropped: Anthropic usage has no field")
+    message = _message(plan, response.message, "message")
+    return response if message is response.message else replace(response, message=message)
+
+
+def _messages(plan: _Plan, messages: Sequence[Message]) -> list[Message]:
+    out = [_message(plan, m, f"messages[{i}]") for i, m in enumerate(messages)]
+    if plan.target == "openai-functions" and plan.source != plan.target:
+        for i, message in enumerate(out):
+            calls = message.tool_calls
+            if calls:
+                plan.note(f"messages[{i}]", "call ids (legacy functions have none; re-created when read back)")
+            if len(calls) > 1 and plan.split_calls:
+                plan.note(f"messages[{i}]", f"{len(calls)} parallel calls", "split into single-call turns")
+    return out
+
+
+def _message(plan: _Plan, message: Message, path: str) -> Message:
+    if plan.same:
+        return message
+    unread: dict[str, list[str]] = {}
+    for key in unstash(message.extra, plan.source).get("unread", ()):
+        head = key.split(".", 1)[0] if key.startswith("parts[") else ""
+        unread.setdefault(head, []).append(key)
+    parts: list[Part] = []
+    for j, part in enumerate(message.parts):
+        kept = _part(plan, part, f"{path}.parts[{j}]")
+        for key in unread.pop(f"parts[{j}]", ()):  # fields the target will not see, after their part
+            plan.cannot(f"{path}.{key}", f"{plan.source} field {key.rsplit('.', 1)[-1]!r}")
+        if kept is not None:
+            parts.append(kept)
+    for key in (key for keys in unread.values() for key in keys):
+        plan.cannot(f"{path}.{key}", f"{plan.source} field {key.rsplit('.', 1)[-1]!r}")
+    name = message.name
+    if name is not None and plan.target not in CHAT_FAMILY:
+        plan.cannot(f"{path}.name", "a participant name")
+        name = None
+    if name == message.name and len(parts) == len(message.parts) and all(map(operator.is_, parts, message.parts)):
+        return message
+    return replace(message, parts=tuple(parts), name=name)
+
+
+def _part(plan: _Plan, part: Part, where: str) -> Part | None:
+    """``part`` as the target can carry it; ``None`` when it is left out (after reporting it)."""
+    kind = type(part)
+    if kind is ProviderPart:
+        return _foreign(plan, part, where)  # type: ignore[arg-type]  # kind is ProviderPart
+    if kind is Reasoning:
+        return _reasoning(plan, part, where)  # type: ignore[arg-type]  # kind is Reasoning
+    if kind is File:
+        return _file(plan, part, where, in_result=False)  # type: ignore[arg-type]  # kind is File
+    if kind is ToolResult:
+        return _result(plan, part, where)  # type: ignore[arg-type]  # kind is ToolResult
+    if kind is ToolCall and part.arguments is None and plan.target == "anthropic":  # type: ignore[union-attr]
+        plan.cannot(where, "arguments that are not a JSON object", "sent as input {}", "sent as input {}")
+    return part
+
+
+def _foreign(plan: _Plan, part: ProviderPart, where: str) -> Part | None:
+    if part.format == plan.target or (part.format in CHAT_FAMILY and plan.family):
+        return part
+    what = f"{part.format} block {part.data.get('type', '?')!r}"
+    return Text(text=f"[{what} left out]") if plan.cannot(where, what, "replaced by text") else None
+
+
+def _reasoning(plan: _Plan, part: Reasoning, where: str) -> Part | None:
+    # A signature or encrypted reasoning means something only to the format (provider) that wrote it.
+    own = part.source == plan.target or {part.source, plan.target} <= CHAT_FAMILY
+    if plan.target == "anthropic" and not own:
+        what = f"reasoning from {part.source or 'another format'} (Anthropic takes back only thinking it signed)"
+        return Text(text=f"[reasoning left out] {part.text}") if plan.cannot(where, what, "replaced by text") else None
+    if not part.text and not own:
+        plan.cannot(where, f"encrypted reasoning from {part.source or 'another format'}")
+        return None
+    if own:
+        return part
+    if part.signature is not None:
+        plan.cannot(f"{where}.signature", "the reasoning's signature (only its text is carried)")
+    if part.encrypted is not None:
+        plan.cannot(f"{where}.encrypted", "the reasoning's encrypted content (only its text is carried)")
+    # The target writes its own reasoning only: the text becomes the target's, the opaque parts stay behind.
+    return Reasoning(text=part.text, source=plan.target)
+
+
+def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Text | None:
+    """``file`` if the target can carry it; else reported, and left out or marked."""
+    target = plan.target
+    problem = None
+    if target in CHAT_FAMILY and in_result:
+        problem = "a file in a tool result (Chat tool messages hold text)"
+    elif file.file_id is not None and not (file.source == target or {file.source, target} <= OPENAI_FORMATS):
+        problem = f"a file id of {file.source or 'another provider'}"
+    elif file.url is not None and file.data is None and target in CHAT_FAMILY:
+        problem = "a file by URL (Chat takes files inline or by file id)"
+    elif target == "anthropic" and file.data is not None and file.media_type != "application/pdf":
+        problem = f"a {file.media_type or 'typeless'} file (Anthropic documents are PDFs)"
+    if problem is None:
+        return file
+    return Text(text=f"[{problem} left out]") if plan.cannot(where, problem, "replaced by text") else None
+
+
+def _result(plan: _Plan, result: ToolResult, where: str) -> ToolResult:
+    if result.is_error and plan.target in OPENAI_FORMATS:
+        plan.note(where, "is_error flag", 'marked: "Error: " before the content')
+    if isinstance(result.content, str):
+        return result
+    content: list[Any] = []
+    for k, inner in enumerate(result.content):
+        at = f"{where}.content[{k}]"
+        kept: Part | None = inner
+        if isinstance(inner, ProviderPart):
+            kept = _foreign(plan, inner, at)
+        elif isinstance(inner, File):
+            kept = _file(plan, inner, at, in_result=True)
+        if kept is not None:
+            content.append(kept)
+    if len(content) == len(result.content) and all(map(operator.is_, content, result.content)):
+        return result
+    return replace(result, content=tuple(content))
