@@ -271,3 +271,48 @@ async def test_cancelling_an_isolated_call_kills_its_process(tmp_path: Path) -> 
     with pytest.raises(asyncio.CancelledError):
         await task
     assert all_gone(grandchild), "the cancelled call's processes outlived it"
+
+
+STALE_READER = """
+import asyncio, os, sys
+from toolslip import Agent, Toolbox, tool
+from toolslip.agent import _sync, execution
+from toolslip.testing import ScriptedModel, call
+
+@tool(effects="read_only")
+def look() -> str:
+    '''Look (a plain def: it runs in a worker thread, which gives the loop a signal wakeup).'''
+    return "seen"
+
+def run(sync):
+    agent = Agent(model=ScriptedModel([call("look"), "done"]), tools=Toolbox([look]))
+    return agent.run("go") if sync else asyncio.run(agent.arun("go"))
+
+run(sync=True)  # the sync entry's loop, which lives on, reads our wakeup socket
+number = execution._signals._pair[0].fileno()
+run(sync=False)  # another loop: the wakeup socket is replaced, and its number freed
+read, write = os.pipe()
+os.dup2(read, number)  # the next file under that number, as a subprocess's pipe would be
+os.write(write, b"x")
+
+async def read_it():
+    loop, done = asyncio.get_running_loop(), asyncio.get_running_loop().create_future()
+    loop.add_reader(number, lambda: done.done() or done.set_result(os.read(number, 1)))
+    try:
+        return await asyncio.wait_for(done, 5)
+    finally:
+        loop.remove_reader(number)
+
+print(_sync.run_sync(read_it()))  # back on the sync entry's loop
+"""
+
+
+def test_the_loop_of_the_sync_entry_watches_a_file_reusing_a_replaced_wakeups_number(tmp_path: Path) -> None:
+    """A long-lived loop kept a reader for a closed socket; a pipe opened later under that number was never
+    watched (its selector only swapped the stale entry's callback), so a subprocess tool run through
+    ``Agent.run`` hung for ever once the whole suite had run in one process."""
+    script = tmp_path / "stale.py"
+    script.write_text(STALE_READER)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "b'x'"

@@ -183,6 +183,8 @@ class _SignalWakeup:
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._pair: tuple[socket.socket, socket.socket] | None = None
+        self._reading: asyncio.AbstractEventLoop | None = None
+        """The loop our reader is registered with."""
 
     def wake(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -202,8 +204,8 @@ class _SignalWakeup:
             reader.close()
             writer.close()
             return
-        self._close_pair()  # the previous loop's: it is gone (one loop per asyncio.run)
-        self._pair = (reader, writer)
+        self._close_pair()  # the previous loop's (one loop per asyncio.run)
+        self._pair, self._reading = (reader, writer), loop
 
     def close(self) -> None:
         """At exit: stop writing to our socket, and close it."""
@@ -216,9 +218,14 @@ class _SignalWakeup:
 
     def _close_pair(self) -> None:
         if self._pair is not None:
+            # The loop we served may live on (the sync entry keeps one per thread): it must forget our reader
+            # before the socket closes, or the next file opened under that number is never watched by it
+            # (its selector would only update the callback of the stale entry) and a read on it never wakes.
+            if self._reading is not None and not self._reading.is_closed():
+                self._reading.remove_reader(self._pair[0].fileno())
             for sock in self._pair:
                 sock.close()
-            self._pair = None
+            self._pair = self._reading = None
 
 
 def _drain(reader: socket.socket) -> None:
