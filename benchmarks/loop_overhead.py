@@ -13,6 +13,10 @@ spread over rounds are printed. See ``_common.py`` for what each row is and why 
 
 ``--instructions`` counts instructions instead, under valgrind's callgrind (slow, but the same on a busy
 machine as on an idle one): the per-step and per-run instruction counts of the rows named by ``--impls``.
+The three callgrind children share one string-hash seed (``--hash-seed``): the per-step figure is a
+difference between whole processes, imports included, and under a random seed each process's dict probes
+cost a different amount (about half a million instructions a process apart, tens of thousands per step
+once divided), enough to fake a regression. Compare trees at more than one seed.
 
 Usage: ``python benchmarks/loop_overhead.py [--rounds 5] [--runs 20] [--ks 0,20,80] [--impls a,b]``
 Targets (issue 20): ``toolslip_openai_inline`` (a ``def`` tool declared ``isolate="none"``) <= 1.2x
@@ -161,25 +165,26 @@ def count_child(impl: str, base: str, k: int, at_zero: int, at_k: int) -> None:
         check(run(k), k)
 
 
-def instructions(impl: str, base: str, k: int, at_zero: int, at_k: int) -> int:
+def instructions(impl: str, base: str, k: int, at_zero: int, at_k: int, seed: int) -> int:
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "callgrind.out")
         command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__]
         command += ["--child", impl, "--base", base, "--count", f"{k},{at_zero},{at_k}"]
-        subprocess.run(command, check=True, capture_output=True)
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        subprocess.run(command, check=True, capture_output=True, env=env)
         with open(out) as profile:
             found = re.search(r"^(?:summary|totals): (\d+)", profile.read(), re.M)
         assert found is not None, "callgrind wrote no total"
         return int(found[1])
 
 
-def count_instructions(impls: list[str], k: int) -> None:
+def count_instructions(impls: list[str], k: int, seed: int) -> None:
     """Instructions per run at 0 and ``k`` steps, from three callgrind runs: (0, 1), (0, 3) and (3, 1) runs."""
-    print(f"\ninstructions under callgrind (deterministic), K={k}")
+    print(f"\ninstructions under callgrind (deterministic for one hash seed: {seed}), K={k}")
     print(f"{'impl':<27}{'per step':>14}{'per run K=0':>14}{f'per run K={k}':>16}")
     with fake_server() as base:
         for impl in impls:
-            one, three, zeros = (instructions(impl, base, k, z, n) for z, n in ((0, 1), (0, 3), (3, 1)))
+            one, three, zeros = (instructions(impl, base, k, z, n, seed) for z, n in ((0, 1), (0, 3), (3, 1)))
             per_k, per_zero = (three - one) / 2, (zeros - one) / 3
             print(f"{impl:<27}{(per_k - per_zero) / k:>14,.0f}{per_zero:>14,.0f}{per_k:>16,.0f}", flush=True)
 
@@ -192,6 +197,7 @@ def main() -> None:
     parser.add_argument("--ks", default="0,20,80", help="step counts; 0 must be among them")
     parser.add_argument("--impls", default=",".join(DEFAULT_IMPLS), help=f"from {', '.join([*IMPLS, *SYNC_IMPLS])}")
     parser.add_argument("--instructions", type=int, metavar="K", help="count instructions at K steps instead")
+    parser.add_argument("--hash-seed", type=int, default=0, help="PYTHONHASHSEED of the callgrind children")
     parser.add_argument("--count", help=argparse.SUPPRESS)
     add_child_options(parser)
     args = parser.parse_args()
@@ -204,7 +210,7 @@ def main() -> None:
         return
     impls = args.impls.split(",")
     if args.instructions:
-        count_instructions(impls, args.instructions)
+        count_instructions(impls, args.instructions, args.hash_seed)
         return
     if 0 not in ks:
         parser.error("--ks must include 0 (the per-step figure is a slope from 0 steps)")
