@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.errors import ConfigError
 from ..durable.journal import SqliteStore, default_journal_path
-from . import EXIT_OK
+from . import EXIT_OK, UsageError
 from .argtypes import at_least
 
 __all__ = ["human_size", "open_store", "register"]
@@ -34,8 +34,8 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     if (args.before is not None or args.keep is not None) and not args.prune:
-        raise ConfigError("--before and --keep choose what --prune removes; add --prune")
-    store = open_store(args.journal)
+        raise UsageError("--before and --keep choose what --prune removes; add --prune")
+    store = open_store(args.journal, read_only=not args.prune)
     if args.prune:
         return _prune(store, args)
     runs = store.runs(args.limit)
@@ -55,7 +55,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def _prune(store: SqliteStore, args: argparse.Namespace) -> int:
     if args.before is None and args.keep is None:
-        raise ConfigError("--prune needs --before DATE (e.g. 2026-01-31) and/or --keep N")
+        raise UsageError("--prune needs --before DATE (e.g. 2026-01-31) and/or --keep N")
     before = _date(args.before) if args.before is not None else None
     report = store.prune(before=before, keep=args.keep)
     n = len(report.removed)
@@ -68,7 +68,7 @@ def _date(text: str) -> float:
     try:
         return datetime.fromisoformat(text).timestamp()  # local time unless it says otherwise
     except ValueError:
-        raise ConfigError(f"--before {text!r} is not a date; write 2026-01-31 or 2026-01-31T18:00") from None
+        raise UsageError(f"--before {text!r} is not a date; write 2026-01-31 or 2026-01-31T18:00") from None
 
 
 def human_size(n: int) -> str:
@@ -78,9 +78,12 @@ def human_size(n: int) -> str:
     return f"{n / 1000:.1f} kB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
 
 
-def open_store(path: str | None) -> SqliteStore:
-    """The journal at ``path`` (default location otherwise); a missing file is an error, not a new journal."""
+def open_store(path: str | None, *, read_only: bool = False) -> SqliteStore:
+    """The journal at ``path`` (default location otherwise); a missing file is an error, not a new journal.
+
+    ``read_only`` for the commands that only look: they then read a journal in a read-only folder too.
+    """
     file = Path(path) if path else default_journal_path()
     if not file.is_file() and not file.is_dir():
         raise ConfigError(f"no run journal at {str(file)!r}; runs are recorded there by `toolslip run`")
-    return SqliteStore(file)
+    return SqliteStore(file, read_only=read_only)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import RunBusy
+from .journal_faults import rollback, translated
 
 __all__ = ["TTL", "Holder", "Lease", "Leases"]
 
@@ -127,13 +128,23 @@ class Lease:
 class Leases:
     """Takes, renews and releases run leases in one SQLite file."""
 
-    def __init__(self, db: sqlite3.Connection, connect: Callable[[], sqlite3.Connection], ttl: float = TTL) -> None:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        connect: Callable[[], sqlite3.Connection],
+        ttl: float = TTL,
+        *,
+        path: Path = Path("runs.sqlite"),
+    ) -> None:
         self.db, self._connect, self.ttl = db, connect, ttl
+        self.path = path
+        """The journal file, named by the sentence of a storage fault."""
         self._held: dict[str, Lease] = {}
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
 
+    @translated
     def take(self, run_id: str) -> Lease:
         """The lease on ``run_id``, or :class:`RunBusy` naming the process that holds it."""
         if (held := self._held.get(run_id)) is not None and not held.lost:
@@ -154,7 +165,7 @@ class Leases:
             )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            rollback(db)
             raise
         lease = Lease(self, run_id, owner)
         with self._wake:
