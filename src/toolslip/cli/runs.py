@@ -35,9 +35,12 @@ def register(subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     if (args.before is not None or args.keep is not None) and not args.prune:
         raise UsageError("--before and --keep choose what --prune removes; add --prune")
-    store = open_store(args.journal, read_only=not args.prune)
-    if args.prune:
-        return _prune(store, args)
+    if args.prune:  # the command line is checked before the journal is opened
+        if args.before is None and args.keep is None:
+            raise UsageError("--prune needs --before DATE (e.g. 2026-01-31) and/or --keep N")
+        before = _date(args.before) if args.before is not None else None
+        return _prune(open_store(args.journal), before, args.keep)
+    store = open_store(args.journal, read_only=True)
     runs = store.runs(args.limit)
     if not runs:
         print("no runs recorded yet")
@@ -53,11 +56,8 @@ def handle(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _prune(store: SqliteStore, args: argparse.Namespace) -> int:
-    if args.before is None and args.keep is None:
-        raise UsageError("--prune needs --before DATE (e.g. 2026-01-31) and/or --keep N")
-    before = _date(args.before) if args.before is not None else None
-    report = store.prune(before=before, keep=args.keep)
+def _prune(store: SqliteStore, before: float | None, keep: int | None) -> int:
+    report = store.prune(before=before, keep=keep)
     n = len(report.removed)
     sizes = f"{human_size(report.bytes_before)} -> {human_size(report.bytes_after)}"
     print(f"removed {n} finished run{'s' * (n != 1)} from {store.path} ({sizes})")

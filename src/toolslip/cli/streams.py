@@ -71,10 +71,12 @@ def standard_streams() -> Iterator[None]:
     if stdout is None or isinstance(stdout, _QuietPipe):
         yield
         return
-    sys.stdout = cast(TextIO, _QuietPipe(stdout))
+    quiet = _QuietPipe(stdout)
+    sys.stdout = cast(TextIO, quiet)
     try:
         yield
     finally:
+        quiet.flush()  # here, not at exit: the interpreter's own flush would complain of a reader gone
         sys.stdout = stdout
 
 

@@ -170,6 +170,16 @@ class SqliteStore:
         db.execute("PRAGMA busy_timeout=30000")
         return db
 
+    def _connect(self) -> sqlite3.Connection:
+        if read_only_folder(self.path):  # SQLite's own words come later and say less ("unable to open...")
+            raise OSError(errno.EROFS, "read-only folder", str(self.path.parent))
+        db = sqlite3.connect(self.path, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={self._synchronous}")
+        db.execute("PRAGMA busy_timeout=30000")  # a prune or another process's lease may hold the lock a while
+        db.execute("PRAGMA journal_size_limit=4194304")  # give the WAL's space back after a big entry
+        return db
+
     @translated
     def append(
         self,
