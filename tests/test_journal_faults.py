@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from toolslip import Agent, tool
+from toolslip import Agent, Toolbox, tool
 from toolslip.cli import main
 from toolslip.journal import Journal, SqliteStore
 from toolslip.testing import FunctionModel, call
@@ -88,18 +88,18 @@ def remount(folder: Path, options: str) -> None:
 
 
 def fill(folder: Path, leave: int = 0) -> Path:
-    """Fill ``folder``'s file system up to ``leave`` bytes free, with one filler file."""
+    """Fill ``folder``'s file system up to ``leave`` bytes free, with one filler file (maybe none: full already)."""
     filler = folder / "filler"
     free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
-    with filler.open("wb") as f:
-        try:
+    try:
+        with filler.open("wb") as f:
             f.write(b"\0" * max(0, free - leave))
             f.flush()
             while not leave:  # to the last block
                 f.write(b"\0" * 4096)
                 f.flush()
-        except OSError:
-            pass
+    except OSError:
+        pass
     return filler
 
 
@@ -155,7 +155,7 @@ def test_a_full_disk_during_run_and_resume_is_one_sentence_and_nothing_runs_twic
     code, out, err = toolslip(tmp_path, "resume", run_id, "--journal", str(journal), "--approve", "yes")
     one_sentence(code, err, "resume", journal, "because its disk is full")
     assert "no transaction is active" not in err
-    filler.unlink()
+    filler.unlink(missing_ok=True)
     remount(place, "size=8m")
     code, out, err = toolslip(tmp_path, "resume", run_id, "--journal", str(journal), "--approve", "yes",
                               "--rerun-interrupted", "no")  # fmt: skip
@@ -172,7 +172,7 @@ def test_prune_on_a_full_disk_is_one_sentence_and_removes_nothing(tmp_path: Path
     code, _, err = toolslip(tmp_path, "runs", "--prune", "--keep", "0", "--journal", str(journal))
     one_sentence(code, err, "runs", journal, "because its disk is full")
     assert "no transaction is active" not in err
-    filler.unlink()
+    filler.unlink(missing_ok=True)
     store = SqliteStore(journal)
     assert len(store.runs()) == 5
     store.close()
@@ -190,7 +190,7 @@ def finished(journal: Path, runs: int) -> list[str]:
     for i in range(runs):
         model = FunctionModel(lambda r: [call("look", n=1), "done"][sum(m.role == "assistant" for m in r.messages)])
         store = Journal(journal)
-        ids.append(Agent(model=model, tools=[look], hooks=store.wrap()).run(f"task {i}").run_id)
+        ids.append(Agent(model=model, tools=Toolbox([look]), hooks=store.wrap()).run(f"task {i}").run_id)
         store.store.close()
     return ids
 
@@ -269,7 +269,7 @@ def test_the_journal_file_appears_with_the_runs_first_entry(tmp_path: Path) -> N
         return "done"
 
     journal = Journal(path)
-    agent = Agent(model=FunctionModel(answer), tools=[look], hooks=journal.wrap())
+    agent = Agent(model=FunctionModel(answer), tools=Toolbox([look]), hooks=journal.wrap())
     assert not path.exists()  # the journal and its hooks exist; the file does not, until the run writes
     run = "r1"
     asyncio.run(agent.arun("q", run_id=run))
@@ -283,7 +283,7 @@ def test_fault_injection_full_disk_at_random_points_then_resume_runs_nothing_twi
 ) -> None:
     """Random free space before each run: the disk fills at a different append each time."""
     rng = random.Random(SEED)
-    place = disk("256k")
+    place = disk("1m")
     tools = bank(tmp_path)
     outcomes = []
     for trial in range(6):
@@ -291,14 +291,14 @@ def test_fault_injection_full_disk_at_random_points_then_resume_runs_nothing_twi
         folder.mkdir()
         shutil.copy(tools, folder / "bank.py")
         journal = place / f"runs{trial}.sqlite"
-        filler = fill(place, leave=rng.randrange(40_000, 200_000))
+        filler = fill(place, leave=rng.randrange(20_000, 320_000))
         code, _, err = toolslip(folder, "run", "bank.py", "pay", "--model", "bank.py:MODEL", "--journal",
                                 str(journal), "--approve", "yes")  # fmt: skip
         if code == 0:
             outcomes.append("fit")
         else:
             one_sentence(code, err, "run", journal, "because its disk is full")
-            filler.unlink()
+            filler.unlink(missing_ok=True)
             started = run_ids(journal) if journal.exists() else []
             if not started:  # the disk was full before the run's first entry: nothing ran
                 assert ledger(folder) == [], (SEED, trial)
@@ -308,7 +308,7 @@ def test_fault_injection_full_disk_at_random_points_then_resume_runs_nothing_twi
                 assert code == 0 and "Traceback" not in err, (SEED, trial, err)
                 outcomes.append("resumed")
         if filler.exists():
-            filler.unlink()
+            filler.unlink(missing_ok=True)
         paid = ledger(folder)
         assert len(paid) == len(set(paid)), (SEED, trial, paid)  # never twice
         for leftover in place.glob(f"runs{trial}.sqlite*"):

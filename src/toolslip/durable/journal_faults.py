@@ -48,6 +48,15 @@ def read_only_folder(path: Path) -> bool:
         return False
 
 
+def _nearly_full(path: Path) -> bool:
+    """Whether ``path``'s file system has less room left than one more write of the journal would need."""
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 1 << 16
+
+
 def fault_sentence(where: str, exc: BaseException) -> str:
     """One sentence for ``exc``, raised while the journal at ``where`` (a file, or a database's address) was used."""
     code = getattr(exc, "sqlite_errorname", "") or ""
@@ -55,7 +64,9 @@ def fault_sentence(where: str, exc: BaseException) -> str:
     number = getattr(exc, "errno", None)
     text = str(exc)
     journal = f"the run journal {where!r}"
-    if code in _FULL_CODES or sqlstate in _FULL_SQLSTATES or number in (errno.ENOSPC, errno.EDQUOT):
+    full = code in _FULL_CODES or sqlstate in _FULL_SQLSTATES or number in (errno.ENOSPC, errno.EDQUOT)
+    # Growing the -shm or -wal file on a full disk is only "disk I/O error" to SQLite.
+    if full or code.startswith("SQLITE_IOERR") and _nearly_full(Path(where)):
         return (
             f"{journal} could not be written because its disk is full; free some space there (or pass --journal "
             "with a file on another disk) and try again: everything written before is kept"

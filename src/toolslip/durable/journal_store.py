@@ -70,10 +70,8 @@ class JournalStore(Protocol):
 
     def append(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "") -> None: ...
 
-    @translated
     def entries(self, run_id: str) -> list[Entry]: ...
 
-    @translated
     def runs(self, limit: int = 50) -> list[RunSummary]: ...
 
     def close(self) -> None: ...
@@ -208,6 +206,7 @@ class SqliteStore:
         if not written:
             lease.lose()
 
+    @translated
     def entries(self, run_id: str) -> list[Entry]:
         rows = self._db.execute(
             "SELECT seq, run_id, at, kind, step, key, data FROM entries WHERE run_id = ? ORDER BY seq", (run_id,)
@@ -217,6 +216,7 @@ class SqliteStore:
             for seq, run, at, kind, step, key, data in rows
         ]
 
+    @translated
     def runs(self, limit: int = 50) -> list[RunSummary]:
         """The newest ``limit`` runs, with their status."""
         rows = self._db.execute(
