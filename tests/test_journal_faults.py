@@ -145,8 +145,8 @@ def test_a_full_disk_during_run_and_resume_is_one_sentence_and_nothing_runs_twic
     place = disk("192k")
     journal = place / "runs.sqlite"
     tools = bank(tmp_path)
-    code, out, err = toolslip(tmp_path, "run", str(tools), "pay", "--model", f"{tools}:MODEL", "--journal", str(journal),
-                              "--approve", "yes")  # fmt: skip
+    pay = ["run", str(tools), "pay", "--model", f"{tools}:MODEL", "--journal", str(journal), "--approve", "yes"]
+    code, out, err = toolslip(tmp_path, *pay)
     one_sentence(code, err, "run", journal, "because its disk is full")
     paid = ledger(tmp_path)
     assert 0 < len(paid) < 6

@@ -84,9 +84,8 @@ def fault_sentence(where: str, exc: BaseException) -> str:
         )
     path = Path(where)
     read_only = code.startswith("SQLITE_READONLY") or sqlstate in _READ_ONLY_SQLSTATES or number == errno.EROFS
-    if read_only or (code.startswith("SQLITE_CANTOPEN") or number in (errno.EACCES, errno.EPERM)) and (
-        read_only_folder(path)
-    ):
+    refused = code.startswith("SQLITE_CANTOPEN") or number in (errno.EACCES, errno.EPERM)
+    if read_only or refused and read_only_folder(path):
         return (
             f"{journal} cannot be written: its folder {str(path.parent)!r} is read-only; make it writable, or pass "
             "--journal with a file in a folder you can write (`toolslip runs` and `show` can still read it)"
