@@ -90,3 +90,18 @@ def test_a_tools_file_imports_the_module_beside_it_in_every_command(tmp_path: Pa
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, (command, done)
     listed = shell(f"$T tools {tools}", tmp_path)
     assert listed.returncode == 0 and "greet" in listed.stdout
+
+
+PARALLEL = """[
+  {"role": "user", "content": "Weather in Paris and Rome?"},
+  {"role": "assistant", "content": null, "tool_calls": [
+    {"id": "a", "type": "function", "function": {"name": "weather", "arguments": "{\\"city\\": \\"Paris\\"}"}},
+    {"id": "b", "type": "function", "function": {"name": "weather", "arguments": "{\\"city\\": \\"Rome\\"}"}}]},
+  {"role": "tool", "tool_call_id": "a", "content": "sunny"},
+  {"role": "tool", "tool_call_id": "b", "content": "rain"}]"""
+
+
+def test_cli_errors_name_the_option_not_a_python_argument(tmp_path: Path) -> None:
+    (tmp_path / "parallel.json").write_text(PARALLEL)
+    done = shell("$T convert parallel.json --from openai-chat --to openai-functions --what messages", tmp_path)
+    assert done.returncode == 1 and "--split-calls" in done.stderr and "split=True" not in done.stderr, done.stderr
