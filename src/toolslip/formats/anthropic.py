@@ -27,6 +27,7 @@ from ._anthropic_blocks import messages_from_wire as messages_from_wire
 from ._anthropic_blocks import messages_to_wire as messages_to_wire
 from ._anthropic_blocks import system_to_wire as system_to_wire
 from ._memo import RecentMemo
+from .structured import output_from_wire, output_to_wire
 from ._wire import (
     EMPTY,
     Json,
@@ -145,6 +146,7 @@ def request_to_wire(request: Request) -> Json:
         body["stop_sequences"] = list(settings.stop)
     if settings.extra:
         body.update(settings.extra)
+    output_to_wire(NAME, request.output, body)
     return body
 
 
@@ -198,12 +200,14 @@ def request_from_wire(body: object) -> Request:
         stop=tuple(seq(stop, "stop_sequences")) if stop is not None else (),
         extra=extra,
     )
+    output = output_from_wire(NAME, extra)
     return Request(
         model=text_or_none(data.get("model"), "model") or "",
         messages=tuple(messages_from_wire(data.get("messages"), data.get("system") or None)),
         tools=tuple(tools),
         settings=settings,
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 

@@ -47,6 +47,7 @@ from ._responses_items import NAME as NAME  # re-exported: the format module's p
 from ._responses_items import items_to_wire, unread_parts
 from ._responses_items import messages_from_wire as messages_from_wire
 from ._responses_items import messages_to_wire as messages_to_wire
+from .structured import output_from_wire, output_to_wire
 from ._wire import (
     EMPTY,
     Json,
@@ -176,6 +177,7 @@ def request_to_wire(request: Request) -> Json:
         body["temperature"] = settings.temperature
     if settings.extra:
         body.update(settings.extra)
+    output_to_wire(NAME, request.output, body)
     return body
 
 
@@ -193,6 +195,7 @@ def request_from_wire(body: object) -> Request:
         )
     elif instructions is not None:
         extra["instructions"] = instructions
+    output = output_from_wire(NAME, extra)
     return Request(
         model=text_or_none(data.get("model"), "model") or "",
         messages=tuple(messages),
@@ -205,6 +208,7 @@ def request_from_wire(body: object) -> Request:
             extra=extra,
         ),
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 
