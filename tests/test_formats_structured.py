@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolslip import CannotExpress, Message, OutputSchema, Request
+from toolslip import CannotExpress, Message, OutputSchema, Request, convert
 from toolslip.formats import get_format
 from toolslip.formats.structured import drop_strict_nulls, strict_schema
 
@@ -115,4 +115,30 @@ def test_the_strict_rewrite_reports_what_cannot_be_strict() -> None:
     assert sorted(out.problems) == [
         "$.tags: an object with free-form keys cannot be strict; it was closed",
         "$: 'not' is not supported by strict mode and was dropped",
+    ]
+
+
+# --- convert ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("source", "field"), FIELDS[:2] + FIELDS[3:4])
+@pytest.mark.parametrize("target", ["openai-chat", "openai-responses", "anthropic"])
+def test_convert_carries_the_schema_into_the_targets_field(source: str, field: dict[str, Any], target: str) -> None:
+    converted = convert({**BASE[source], **field}, from_=source, to=target)
+    request = get_format(target).request_from_wire(converted.data)
+    assert request.output is not None and request.output.schema == SCHEMA
+    lost = [str(loss) for loss in converted.lost if loss.path == "output"]
+    dropped = target == "anthropic" and source != "anthropic"  # OpenAI's strict flag has no Anthropic spelling
+    assert lost == (["output: the schema's strict flag and description (Anthropic's format has neither) (dropped)"]
+                    if dropped else [])
+
+
+def test_convert_to_legacy_functions_offers_a_final_answer_tool_and_says_so() -> None:
+    source, field = FIELDS[0]
+    converted = convert({**BASE[source], **field}, from_=source, to="openai-functions")
+    assert converted.data["functions"] == [{"name": "final_answer", "description": "Give your final answer.", "parameters": SCHEMA}]
+    assert converted.data["function_call"] == {"name": "final_answer"}
+    assert "response_format" not in converted.data
+    assert [str(loss) for loss in converted.lost] == [
+        "output: the response_format schema (offered as the tool 'final_answer', called with the answer)"
     ]

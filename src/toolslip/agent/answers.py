@@ -34,15 +34,13 @@ from typing_extensions import TypeVar
 
 from ..core.errors import ConfigError
 from ..core.messages import Message, ModelResponse, OutputSchema, ToolCall, ToolResult, ToolSpec
-from ..formats.structured import drop_strict_nulls, native_field, strict_schema
+from ..formats.structured import FINAL_TOOL, drop_strict_nulls, native_field, strict_schema
 from .schemas import clean_schema, validation_problems
 
 __all__ = ["FINAL_TOOL", "MODES", "Answer", "OutputMode", "Verdict", "choose_mode"]
 
 OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
 MODES: tuple[OutputMode, ...] = get_args(OutputMode)
-FINAL_TOOL = "final_answer"
-"""The final-answer tool's name in tool mode."""
 
 T = TypeVar("T", default=Any)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)

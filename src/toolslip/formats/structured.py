@@ -31,6 +31,7 @@ from ..core.messages import OutputSchema
 
 __all__ = [
     "FIELDS",
+    "FINAL_TOOL",
     "StrictSchema",
     "drop_strict_nulls",
     "native_field",
@@ -40,6 +41,9 @@ __all__ = [
 ]
 
 Json = dict[str, Any]
+FINAL_TOOL = "final_answer"
+"""The final-answer tool that carries a structured answer where a format has no field for it (toolslip's
+tool mode, and ``convert`` to such a format)."""
 _NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 

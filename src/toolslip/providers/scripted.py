@@ -30,6 +30,7 @@ from typing import Any, TypeAlias
 
 from ..core.errors import ConfigError
 from ..core.messages import Message, ModelResponse, Part, Request, ToolCall, ToolResult, Usage
+from ..formats.structured import FINAL_TOOL
 
 __all__ = [
     "SCRIPTS",
@@ -170,9 +171,6 @@ def expenses(request: Request) -> Turn:
 
 # --- answers in the shape a request asks for (structured output) -----------------------------------------
 
-_FINAL_TOOL = "final_answer"  # the name toolslip's tool mode gives its final-answer tool
-
-
 def shaped_answer(request: Request, text: str, facts: Mapping[str, str]) -> Turn:
     """``text``, or the same answer as the JSON the request asks for: in its structured-output schema
     (``Request.output``), as a call of the offered final-answer tool, or as the JSON Schema the system
@@ -183,7 +181,7 @@ def shaped_answer(request: Request, text: str, facts: Mapping[str, str]) -> Turn
         return text
     value = _fill(schema, text, facts)
     if as_call:
-        return call(_FINAL_TOOL, **value) if isinstance(value, dict) else text
+        return call(FINAL_TOOL, **value) if isinstance(value, dict) else text
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -191,7 +189,7 @@ def _asked_shape(request: Request) -> tuple[Mapping[str, Any] | None, bool]:
     if request.output is not None:
         return request.output.schema, False
     for spec in request.tools:
-        if spec.name == _FINAL_TOOL:
+        if spec.name == FINAL_TOOL:
             return spec.parameters, True
     system = request.messages[0].text if request.messages and request.messages[0].role == "system" else ""
     at = system.find("JSON Schema")
