@@ -99,7 +99,9 @@ def load_output_type(spec: str) -> Any:
             module = import_user_file(path, "output schema file")
         found = getattr(module, name, None)
         if found is None:
-            types = sorted(n for n, v in vars(module).items() if isinstance(v, type) and not n.startswith("_"))
+            types = sorted(
+                n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__
+            )
             raise ConfigError(f"{path} defines no {name!r}; types defined there: {', '.join(types) or 'none'}")
         return found
     if spec.endswith(".py"):
