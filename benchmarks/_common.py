@@ -27,9 +27,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from typing_extensions import TypedDict
-
 import orjson
+from typing_extensions import TypedDict
 
 HERE = Path(__file__).resolve().parent
 RunOnce = Callable[[int], Awaitable[str]]

@@ -154,7 +154,8 @@ async def main() -> None:
         print(f"{n:2} {name:<12} {mark} typed {typed[0]:6.1f} s  free {free[0]:6.1f} s  {typed[2]}")
     print(
         f"\n{valid}/{len(QUESTIONS)} typed answers schema-valid (first answers, no retries)\n"
-        f"median seconds per answer: typed {statistics.median(typed_s):.1f}, free text {statistics.median(free_s):.1f}; "
+        f"median seconds per answer: typed {statistics.median(typed_s):.1f}, "
+        f"free text {statistics.median(free_s):.1f}; "
         f"typed/free per question: median {statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}]\n"
         f"load average at the end: {os.getloadavg()}"
     )

@@ -73,7 +73,9 @@ def test_a_json_schema_file_and_the_transcript(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_output_schema_is_one_sentence(tmp_path: Path, spec: str, message: str) -> None:
-    done = toolslip("run", "examples/expenses.py", QUESTION, "--model", "scripted", "--output-schema", spec, home=tmp_path)
+    done = toolslip(
+        "run", "examples/expenses.py", QUESTION, "--model", "scripted", "--output-schema", spec, home=tmp_path
+    )
     assert done.returncode != 0 and message in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
 

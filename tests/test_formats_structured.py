@@ -28,13 +28,21 @@ BASE: dict[str, dict[str, Any]] = {
 FIELDS: list[tuple[str, dict[str, Any]]] = [
     (
         "openai-chat",
-        {"response_format": {"type": "json_schema", "json_schema": {"name": "Expense", "schema": SCHEMA, "strict": True}}},
+        {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "Expense", "schema": SCHEMA, "strict": True},
+            }
+        },
     ),
     (
         "openai-responses",
         {"text": {"format": {"type": "json_schema", "name": "Expense", "schema": SCHEMA, "strict": True}}},
     ),
-    ("openai-responses", {"text": {"format": {"type": "json_schema", "name": "E", "schema": SCHEMA}, "verbosity": "low"}}),
+    (
+        "openai-responses",
+        {"text": {"format": {"type": "json_schema", "name": "E", "schema": SCHEMA}, "verbosity": "low"}},
+    ),
     ("anthropic", {"output_config": {"format": {"type": "json_schema", "schema": SCHEMA}}}),
     ("anthropic", {"output_config": {"format": {"type": "json_schema", "schema": SCHEMA}, "effort": "low"}}),
     ("anthropic", {"output_format": {"type": "json_schema", "schema": SCHEMA}}),
@@ -129,14 +137,19 @@ def test_convert_carries_the_schema_into_the_targets_field(source: str, field: d
     assert request.output is not None and request.output.schema == SCHEMA
     lost = [str(loss) for loss in converted.lost if loss.path == "output"]
     dropped = target == "anthropic" and source != "anthropic"  # OpenAI's strict flag has no Anthropic spelling
-    assert lost == (["output: the schema's strict flag and description (Anthropic's format has neither) (dropped)"]
-                    if dropped else [])
+    assert lost == (
+        ["output: the schema's strict flag and description (Anthropic's format has neither) (dropped)"]
+        if dropped
+        else []
+    )
 
 
 def test_convert_to_legacy_functions_offers_a_final_answer_tool_and_says_so() -> None:
     source, field = FIELDS[0]
     converted = convert({**BASE[source], **field}, from_=source, to="openai-functions")
-    assert converted.data["functions"] == [{"name": "final_answer", "description": "Give your final answer.", "parameters": SCHEMA}]
+    assert converted.data["functions"] == [
+        {"name": "final_answer", "description": "Give your final answer.", "parameters": SCHEMA}
+    ]
     assert converted.data["function_call"] == {"name": "final_answer"}
     assert "response_format" not in converted.data
     assert [str(loss) for loss in converted.lost] == [

@@ -132,8 +132,8 @@ class Answer(Generic[T]):
             name=FINAL_TOOL,
             description=(
                 "Give your final answer by calling this, once you have everything it needs; the call ends the "
-                "conversation, so call it alone and last." + (f" The answer: {self.output.description}" if
-                self.output.description else "")
+                "conversation, so call it alone and last."
+                + (f" The answer: {self.output.description}" if self.output.description else "")
             ),
             parameters=schema,
         )

@@ -212,7 +212,9 @@ class Agent(Generic[DataT]):
             return Message.user(say)
         others = [c for c in calls if c is not verdict.call]
         ran = {r.call_id: r for r in (await self._run_calls(ctx, others) if others else [])}
-        error = ToolResult(call_id=verdict.call.id, name=verdict.call.name, content=say, is_error=True, outcome="failed")
+        error = ToolResult(
+            call_id=verdict.call.id, name=verdict.call.name, content=say, is_error=True, outcome="failed"
+        )
         return Message.tool(error if c is verdict.call else ran[c.id] for c in calls)
 
     async def _ask(self, ctx: RunContext) -> ModelResponse:

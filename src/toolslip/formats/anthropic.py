@@ -27,7 +27,6 @@ from ._anthropic_blocks import messages_from_wire as messages_from_wire
 from ._anthropic_blocks import messages_to_wire as messages_to_wire
 from ._anthropic_blocks import system_to_wire as system_to_wire
 from ._memo import RecentMemo
-from .structured import output_from_wire, output_to_wire
 from ._wire import (
     EMPTY,
     Json,
@@ -47,6 +46,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
+from .structured import output_from_wire, output_to_wire
 
 DEFAULT_MAX_TOKENS = 1024
 

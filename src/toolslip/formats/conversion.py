@@ -223,9 +223,7 @@ def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request
         if settings.parallel_tool_calls:
             plan.cannot("settings.parallel_tool_calls", "parallel tool calls")
             settings = replace(settings, parallel_tool_calls=None)
-    output = request.output
-    if output is not None and not plan.same:
-        output, tools, settings = _output(plan, output, tools, settings)
+    output, tools, settings = _output(plan, request.output, tools, settings)
     if plan.target == "anthropic" and not plan.same:
         if settings.max_tokens is None and defaults:
             plan.note("settings.max_tokens", "no max_tokens, which Anthropic requires", f"set to {DEFAULT_MAX_TOKENS}")
@@ -250,14 +248,18 @@ def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request
 
 
 def _output(
-    plan: _Plan, output: OutputSchema, tools: tuple[ToolSpec, ...], settings: Settings
+    plan: _Plan, output: OutputSchema | None, tools: tuple[ToolSpec, ...], settings: Settings
 ) -> tuple[OutputSchema | None, tuple[ToolSpec, ...], Settings]:
     """The structured-output request in the target's field; where it has none, a final-answer tool (the
     model calls it with the answer; with no other tool offered, tool_choice names it)."""
+    if output is None or plan.same:
+        return output, tools, settings
     source = native_field(plan.source)
     if native_field(plan.target) is None:
         plan.note("output", f"the {source} schema", f"offered as the tool {FINAL_TOOL!r}, called with the answer")
-        spec = ToolSpec(name=FINAL_TOOL, description=output.description or "Give your final answer.", parameters=output.schema)
+        spec = ToolSpec(
+            name=FINAL_TOOL, description=output.description or "Give your final answer.", parameters=output.schema
+        )
         if not tools and settings.tool_choice is None:
             settings = replace(settings, tool_choice=UseTool(FINAL_TOOL))
         return None, (*tools, spec), settings

@@ -28,7 +28,6 @@ from ._chat_messages import message_from_wire, message_to_wire
 from ._chat_messages import messages_from_wire as messages_from_wire
 from ._chat_messages import messages_to_wire as messages_to_wire
 from ._memo import RecentMemo
-from .structured import output_from_wire, output_to_wire
 from ._wire import (
     EMPTY,
     Json,
@@ -49,6 +48,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
+from .structured import output_from_wire, output_to_wire
 
 FINISH: dict[str, StopReason] = {
     "stop": "end_turn",

@@ -47,7 +47,6 @@ from ._responses_items import NAME as NAME  # re-exported: the format module's p
 from ._responses_items import items_to_wire, unread_parts
 from ._responses_items import messages_from_wire as messages_from_wire
 from ._responses_items import messages_to_wire as messages_to_wire
-from .structured import output_from_wire, output_to_wire
 from ._wire import (
     EMPTY,
     Json,
@@ -68,6 +67,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
+from .structured import output_from_wire, output_to_wire
 
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
 _STATUSES = frozenset({"completed", "incomplete", "failed", "in_progress", "cancelled", "queued"})

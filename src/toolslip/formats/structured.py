@@ -176,20 +176,22 @@ def _plain(spec: Mapping[str, Any], known: set[str]) -> bool:
 
 
 def _read(spec: Mapping[str, Any]) -> OutputSchema:
-    strict = spec.get("strict")
+    name, strict, description = spec.get("name"), spec.get("strict"), spec.get("description")
     return OutputSchema(
-        name=spec.get("name") if isinstance(spec.get("name"), str) else "answer",
+        name=name if isinstance(name, str) else "answer",
         schema=spec["schema"],
         strict=strict if isinstance(strict, bool) else None,
-        description=spec.get("description") if isinstance(spec.get("description"), str) else "",
+        description=description if isinstance(description, str) else "",
     )
 
 
 # --- the strict rewrite ---------------------------------------------------------------------------------
 
 # Keywords OpenAI's strict mode rejects: each is dropped from the strict schema and reported.
-_UNSUPPORTED = ("not", "if", "then", "else", "patternProperties", "dependentRequired", "dependentSchemas")
-_UNSUPPORTED += ("unevaluatedProperties", "propertyNames", "minProperties", "maxProperties", "default")
+_UNSUPPORTED = frozenset(
+    {"not", "if", "then", "else", "patternProperties", "dependentRequired", "dependentSchemas"}
+    | {"unevaluatedProperties", "propertyNames", "minProperties", "maxProperties", "default"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,9 +235,7 @@ def _strict(node: Any, path: str, problems: list[str]) -> Any:
         if not properties or extra not in (None, False):
             problems.append(f"{path}: an object with free-form keys cannot be strict; it was closed")
         required = set(node.get("required") or ())
-        out["properties"] = {
-            name: sub if name in required else _nullable(sub) for name, sub in properties.items()
-        }
+        out["properties"] = {name: sub if name in required else _nullable(sub) for name, sub in properties.items()}
         out["required"] = list(properties)
         out["additionalProperties"] = False
     return out

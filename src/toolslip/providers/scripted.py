@@ -171,6 +171,7 @@ def expenses(request: Request) -> Turn:
 
 # --- answers in the shape a request asks for (structured output) -----------------------------------------
 
+
 def shaped_answer(request: Request, text: str, facts: Mapping[str, str]) -> Turn:
     """``text``, or the same answer as the JSON the request asks for: in its structured-output schema
     (``Request.output``), as a call of the offered final-answer tool, or as the JSON Schema the system
