@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from toolslip import CannotExpress, Message, OutputSchema, Request, convert
+from toolslip import CannotExpress, Message, Request, convert
+from toolslip.core.messages import OutputSchema
 from toolslip.formats import get_format
 from toolslip.formats.structured import drop_strict_nulls, strict_schema
 
