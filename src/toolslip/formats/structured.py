@@ -28,6 +28,7 @@ from typing import Any
 
 from ..core.errors import CannotExpress
 from ..core.messages import OutputSchema
+from ._memo import RecentMemo
 
 __all__ = [
     "FIELDS",
@@ -55,13 +56,24 @@ def _schema_name(name: str) -> str:
 # --- one row per format ---------------------------------------------------------------------------------
 
 
-def _chat_to_wire(output: OutputSchema, body: Json) -> None:
+def _named(output: OutputSchema) -> Json:
+    """The name, schema, description and strict flag, as both OpenAI APIs spell them."""
     spec: Json = {"name": _schema_name(output.name), "schema": dict(output.schema)}
     if output.description:
         spec["description"] = output.description
     if output.strict is not None:
         spec["strict"] = output.strict
-    body["response_format"] = {"type": "json_schema", "json_schema": spec}
+    return spec
+
+
+# The loop sends the same OutputSchema on every step: each spelling is built once per object.
+_chat_field = RecentMemo(lambda output: {"type": "json_schema", "json_schema": _named(output)})
+_responses_format = RecentMemo(lambda output: {"type": "json_schema", **_named(output)})
+_anthropic_format = RecentMemo(lambda output: {"type": "json_schema", "schema": dict(output.schema)})
+
+
+def _chat_to_wire(output: OutputSchema, body: Json) -> None:
+    body["response_format"] = _chat_field(output)
 
 
 def _chat_from_wire(extra: Json) -> OutputSchema | None:
@@ -74,12 +86,7 @@ def _chat_from_wire(extra: Json) -> OutputSchema | None:
 
 
 def _responses_to_wire(output: OutputSchema, body: Json) -> None:
-    fmt: Json = {"type": "json_schema", "name": _schema_name(output.name), "schema": dict(output.schema)}
-    if output.description:
-        fmt["description"] = output.description
-    if output.strict is not None:
-        fmt["strict"] = output.strict
-    body["text"] = {**(body.get("text") or {}), "format": fmt}  # next to text.verbosity, if any
+    body["text"] = {**(body.get("text") or {}), "format": _responses_format(output)}  # next to text.verbosity
 
 
 def _responses_from_wire(extra: Json) -> OutputSchema | None:
@@ -98,7 +105,7 @@ def _responses_from_wire(extra: Json) -> OutputSchema | None:
 
 
 def _anthropic_to_wire(output: OutputSchema, body: Json) -> None:
-    fmt = {"type": "json_schema", "schema": dict(output.schema)}
+    fmt = _anthropic_format(output)
     if output.name == _BETA:
         body["output_format"] = fmt
     else:
