@@ -11,6 +11,12 @@ question) and the machine's load average. The grammar is what is measured here, 
 knowledge: "valid" means the value parses and fits the type, not that it is right.
 
     python benchmarks/structured_local.py [--model local] [--max-tokens 160]
+
+One run (2026-12-02, 2-core machine shared by 9 sessions, load average 1.0 at start and end), local =
+qwen2.5-coder-0.5b Q4_K_M, one thread: 20/20 typed answers schema-valid; median seconds per answer typed
+2.0, free text 1.1; typed/free per question median 1.89 [0.18-4.91] (the schema in the prompt and the JSON
+written out cost time on short answers; a typed answer is shorter than a rambling one on the arithmetic
+questions, hence ratios below 1). These are our own questions: the grammar is what is measured.
 """
 
 from __future__ import annotations
