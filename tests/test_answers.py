@@ -9,6 +9,7 @@ scripted demo and back (the HTTP transports against ``toolslip serve`` are in te
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from pathlib import Path
@@ -20,6 +21,8 @@ from typing_extensions import TypedDict
 
 from toolslip import Agent, ConfigError, Message, ModelResponse, Request
 from toolslip.cli.files import load_tools_file
+from toolslip.evals import Outcome, Suite, Task, evaluate
+from toolslip.evals.models import ReferenceModel
 from toolslip.formats import get_format
 from toolslip.model import Model
 from toolslip.providers.scripted import ScriptedDemo
@@ -223,3 +226,23 @@ class Opaque:
 
 def _final_call(arguments: str) -> Any:
     return raw_call("final_answer", arguments)
+
+
+# --- eval tasks score the value -----------------------------------------------------------------------------
+
+
+def test_an_eval_task_scores_the_typed_answer() -> None:
+    def check(o: Outcome) -> None:
+        assert o.data == Expense(total_cny=3002.6, per_person_cny=750.65), o.data
+
+    right = call("final_answer", total_cny=3002.6, per_person_cny=750.65)
+    wrong = call("final_answer", total_cny=3002.6, per_person_cny=3002.6)
+    suite = Suite(
+        name="typed",
+        tasks=[
+            Task(id="right", prompt=QUESTION, check=check, output_type=Expense, reference=[right]),
+            Task(id="wrong", prompt=QUESTION, check=check, output_type=Expense, reference=[wrong]),
+        ],
+    )
+    records = asyncio.run(evaluate(suite, [ReferenceModel()], k=1))
+    assert {r.task: r.reward for r in records} == {"right": 1.0, "wrong": 0.0}
