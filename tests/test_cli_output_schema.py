@@ -4,30 +4,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from test_cli_run import toolslip  # the same subprocess, environment and timeout as every CLI test
+
 QUESTION = "I spent 320 USD and 15000 JPY. Total in CNY, and per person for 4?"
 EXPENSE = {"total_cny": 3002.6, "per_person_cny": 750.65}
-
-
-def toolslip(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "TOOLSLIP_MODEL"}
-    env["TOOLSLIP_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "toolslip.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 @pytest.mark.parametrize("mode", [None, "tool", "prompted"])
