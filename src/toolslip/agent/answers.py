@@ -28,6 +28,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import UnionType
 from typing import Any, Generic, Literal, TypeAlias, get_args
 
 from typing_extensions import TypeVar
@@ -37,12 +38,16 @@ from ..core.messages import Message, ModelResponse, OutputSchema, ToolCall, Tool
 from ..formats.structured import FINAL_TOOL, drop_strict_nulls, native_field, strict_schema
 from .schemas import clean_schema, validation_problems
 
-__all__ = ["FINAL_TOOL", "MODES", "Answer", "OutputMode", "Verdict", "choose_mode"]
+__all__ = ["FINAL_TOOL", "MODES", "Answer", "OutputMode", "OutputType", "Verdict", "choose_mode"]
 
 OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
 MODES: tuple[OutputMode, ...] = get_args(OutputMode)
 
 T = TypeVar("T", default=Any)
+
+OutputType: TypeAlias = type[T] | UnionType | Mapping[str, Any]
+"""What ``output_type`` takes: a type (its value is ``RunResult.data``'s type), a union of types, or a JSON
+Schema dict (the last two give ``data`` the type ``Any``)."""
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 

@@ -25,7 +25,7 @@ from ..core.model import Model
 from ..core.result import DataT, RunResult, RunStopReason
 from ..core.streaming import collect
 from ._sync import run_sync
-from .answers import Answer, OutputMode, Verdict, choose_mode
+from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
 from .execution import timeout_outcome
 from .hooks import Hook, RunContext, ToolAnswer
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
@@ -62,7 +62,7 @@ class Agent(Generic[DataT]):
     stream: bool | None = None
     """Ask the model to stream (text and tool-call events as they are written). ``None``: stream when the
     model can and the run has an event listener; ``False``: never."""
-    output_type: type[DataT] | Any = None
+    output_type: OutputType[DataT] | None = None
     """What the run must end in (a pydantic model, dataclass, TypedDict, ``list[...]``, a union, or a JSON
     Schema dict): ``RunResult.data`` holds it validated. ``None``: the answer is free text."""
     output_mode: OutputMode | None = None
@@ -400,7 +400,7 @@ def make_agent(
     settings: Settings | None = None,
     hooks: Sequence[Hook] = (),
     server_tools: Sequence[ServerTool] = (),
-    output_type: type[DataT] | Any = None,
+    output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
 ) -> Agent[DataT]:
@@ -433,7 +433,7 @@ async def arun(
     hooks: Sequence[Hook] = (),
     server_tools: Sequence[ServerTool] = (),
     on_event: Callable[[Event], None] | None = None,
-    output_type: type[DataT] | Any = None,
+    output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
 ) -> RunResult[DataT]:

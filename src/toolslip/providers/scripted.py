@@ -253,11 +253,12 @@ SCRIPTS: dict[str, Callable[[Request], Turn]] = {"expenses": expenses, "weather"
 
 
 def _unscripted(request: Request) -> Turn:
-    names = ", ".join(t.name for t in request.tools) or "none"
-    return Message.assistant(
+    names = ", ".join(t.name for t in request.tools if t.name != FINAL_TOOL) or "none"
+    text = (
         f"This is toolslip's scripted demo model; it has scripts for {' and '.join(SCRIPTS)} only "
         f"(tools offered here: {names})."
     )
+    return shaped_answer(request, text, {})  # a client asking for a schema still gets JSON in it
 
 
 def _pick(request: Request) -> Callable[[Request], Turn]:
