@@ -26,7 +26,7 @@ from toolslip.evals.models import ReferenceModel
 from toolslip.formats import get_format
 from toolslip.model import Model
 from toolslip.providers.scripted import ScriptedDemo
-from toolslip.testing import ScriptedModel, call, raw_call
+from toolslip.testing import ScriptedModel, StreamedModel, call, raw_call
 
 TOOLS = load_tools_file(str(Path(__file__).resolve().parents[1] / "examples" / "expenses.py"))
 QUESTION = "I spent 320 USD and 15000 JPY on a trip. How much is that in CNY, and how much each if 4 people split it?"
@@ -246,3 +246,12 @@ def test_an_eval_task_scores_the_typed_answer() -> None:
     )
     records = asyncio.run(evaluate(suite, [ReferenceModel()], k=1))
     assert {r.task: r.reward for r in records} == {"right": 1.0, "wrong": 0.0}
+
+
+def test_a_streamed_answer_is_validated_like_a_whole_one() -> None:
+    events: list[Any] = []
+    model = StreamedModel(ScriptedModel(['{"total_cny": 3002.6, "per_person_cny": 750.65}']), chunk_size=5)
+    agent = Agent(model=model, output_type=Expense, output_mode="native", stream=True)
+    result = asyncio.run(agent.arun(QUESTION, on_event=events.append))
+    assert result.data == Expense(total_cny=3002.6, per_person_cny=750.65)
+    assert sum(type(e).__name__ == "TextDelta" for e in events) > 5  # it did stream
