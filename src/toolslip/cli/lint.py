@@ -51,7 +51,10 @@ def _handle(args: argparse.Namespace) -> int:
     from ..quality.lint import lint, lint_output
 
     if args.tools is None and not args.mcp and not args.output_schema:
-        raise UsageError("give a tools file or JSON list of declarations, --mcp CMD, --output-schema, or several")
+        raise UsageError(
+            "give a tools file or JSON list of declarations, --mcp CMD, or both; "
+            "or --output-schema for an answer's schema"
+        )
     tools = load_subjects(args.tools) if args.tools else []
     for spec in args.mcp:  # Tools whose effects come from the server's annotations, so side-effect rules apply
         from ..mcp import list_tools
