@@ -100,14 +100,15 @@ def _handle(args: argparse.Namespace) -> int:
         check_model(args.model)
     with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
-    out = sys.stderr if args.json or args.output_type is not None else sys.stdout  # stdout: the JSON alone
+    json_only = args.json or args.output_type is not None  # stdout: the JSON alone
+    out = sys.stderr if json_only else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)
     outcome = Outcome(renderer)
     # resume must rebuild the same model, so the journal records the resolved name, not an empty default
     args.model = args.model or model.name
     journal = journal_from_args(args)
-    with stdout_to_stderr() if args.json else contextlib.nullcontext():  # stdout holds the JSON alone
+    with stdout_to_stderr() if json_only else contextlib.nullcontext():  # a tool's prints too
         result = asyncio.run(_run(args, model, local_tools, outcome, journal))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
