@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -59,3 +59,12 @@ def journal_at(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "runs.sqlite")
     return fresh_postgres(request.getfixturevalue("postgres"))
+
+
+@pytest.fixture(params=STORES)
+def journal_in(request: pytest.FixtureRequest) -> Callable[[Path], str]:
+    """A fresh journal per call: a SQLite file in the given folder, or the PostgreSQL journal emptied."""
+    if request.param == "sqlite":
+        return lambda folder: str(folder / "runs.sqlite")
+    server = request.getfixturevalue("postgres")
+    return lambda folder: fresh_postgres(server)
