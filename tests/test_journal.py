@@ -14,16 +14,15 @@ from typing import Any
 import orjson
 import pytest
 
+from _journals import refused_change
 from toolslip import Agent, Toolbox, tool
 from toolslip.approval import Approval, ApprovalRequest, Decision
 from toolslip.dedup import Dedup
-from toolslip.errors import ConfigError
 from toolslip.durable.stores import LeasedStore, open_store
+from toolslip.errors import ConfigError
 from toolslip.journal import Entry, Journal, RunSummary, default_journal_path
 from toolslip.messages import Request
 from toolslip.testing import FunctionModel, Turn, call
-
-from _journals import refused_change
 
 ran: list[str] = []
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from _journals import refused_change
 from toolslip import Agent, Toolbox, tool
 from toolslip.approval import Approval
 from toolslip.cli import main
@@ -18,8 +19,6 @@ from toolslip.errors import ProviderError
 from toolslip.journal import Journal
 from toolslip.messages import Request
 from toolslip.testing import FunctionModel, ScriptedModel, Turn, call
-
-from _journals import refused_change
 
 MB = 1_000_000
 

@@ -16,18 +16,17 @@ from typing import Any
 
 import pytest
 
+from _journals import insert_lease, lease_row
 from toolslip import Agent, Toolbox, tool
 from toolslip.dedup import Dedup
-from toolslip.errors import ProviderError, RunBusy
 from toolslip.durable.journal_pg import PostgresStore
 from toolslip.durable.journal_store import SqliteStore
 from toolslip.durable.stores import LeasedStore, open_store
+from toolslip.errors import ProviderError, RunBusy
 from toolslip.journal import Journal
 from toolslip.lease import _NODE
 from toolslip.messages import Request
 from toolslip.testing import FunctionModel, Turn, call
-
-from _journals import insert_lease, lease_row
 
 ran: list[str] = []
 during: list[Callable[[], Any]] = []  # what a test does while `pay` runs

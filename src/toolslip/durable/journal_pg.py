@@ -173,8 +173,12 @@ class PostgresStore:
         with self.pool.connection() as conn:
             yield conn
 
-    def _retrying(self, what: str, run_id: str, action: Callable[[psycopg.Connection[Any], int], T]) -> T:
-        """``action(conn, attempt)`` on a pooled connection, again on a fresh one while the server is away."""
+    def retrying(self, what: str, run_id: str, action: Callable[[psycopg.Connection[Any], int], T]) -> T:
+        """``action(conn, attempt)`` on a pooled connection, again on a fresh one while the server is away.
+
+        ``attempt`` counts from 0; a failure that retrying cannot mend is one :class:`JournalError` sentence
+        naming ``what`` was being done (for ``run_id``, if one).
+        """
         deadline = time.monotonic() + self.retry_for
         attempt, pause = 0, 0.05
         while True:
@@ -223,7 +227,7 @@ class PostgresStore:
             # Nothing written: on a retry, the first attempt may have been committed unacknowledged.
             return bool(attempt) and conn.execute(_TOKEN_SEEN, row).fetchone() is not None
 
-        if not self._retrying(f"writing its {kind} entry", run_id, write) and lease is not None:
+        if not self.retrying(f"writing its {kind} entry", run_id, write) and lease is not None:
             lease.lose()
 
     def entries(self, run_id: str) -> list[Entry]:
@@ -237,7 +241,7 @@ class PostgresStore:
                 for seq, run, at, kind, step, key, data in rows
             ]
 
-        return self._retrying("reading it", run_id, read)
+        return self.retrying("reading it", run_id, read)
 
     def runs(self, limit: int = 50) -> list[RunSummary]:
         """The newest ``limit`` runs, with their status: plain reads, which never wait for writers."""
@@ -347,7 +351,7 @@ class PgLeases(LeaseKeeper):
             with conn.transaction():
                 self.claim(conn, run_id, owner)
 
-        self.store._retrying("taking its lease", run_id, claim)
+        self.store.retrying("taking its lease", run_id, claim)
         return self._hold(Lease(self, run_id, owner))
 
     def claim(self, conn: psycopg.Connection[Any], run_id: str, owner: str) -> None:
@@ -392,7 +396,7 @@ class PgLeases(LeaseKeeper):
                 (lease.run_id, lease.owner),
             ).rowcount
 
-        if self.store._retrying("renewing its lease", lease.run_id, update):
+        if self.store.retrying("renewing its lease", lease.run_id, update):
             lease.renewed = sent
         else:
             lease.lost = self.holder(lease.run_id) or True
@@ -448,6 +452,8 @@ def _failure(where: str, what: str, run_id: str, exc: BaseException, waited: flo
         why = f"the database server could not be reached for {waited:g} s ({_reason(exc)})"
     else:
         why = _reason(exc)
+    if not run_id:
+        return f"the run journal {where} failed while {what}: {why}"
     return (
         f"the run journal {where} failed while {what} for run {run_id}: {why}; "
         f"the run stops here, and `toolslip resume {run_id}` continues it from what was written"
