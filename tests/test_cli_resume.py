@@ -2,8 +2,8 @@
 
 Real subprocesses of the installed ``toolslip`` command, a real journal (SQLite; the race and the
 non-interactive decisions also on a real PostgreSQL server, named by ``$TOOLSLIP_JOURNAL``), and the
-bank's ledger in a file outside the processes as the witness of every transfer. Kill points are inside the transfer (just
-before or just after it reaches the ledger), where a crash hurts most.
+bank's ledger in a file outside the processes as the witness of every transfer. Kill points are inside the
+transfer (just before or just after it reaches the ledger), where a crash hurts most.
 """
 
 from __future__ import annotations
