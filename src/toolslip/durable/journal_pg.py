@@ -44,9 +44,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..core.errors import ConfigError, JournalError, RunBusy
-from ..core.messages import message_from_dict
-from .journal_store import FINISHED, Entry, PruneReport, RunSummary
-from .journal_store import _status as status_of
+from .journal_store import FINISHED, Entry, PruneReport, RunSummary, summary_of
 from .lease import _HOST, _NODE, TTL, Holder, Lease, LeaseKeeper, _started, busy_message
 
 __all__ = ["PostgresStore", "redacted"]
@@ -247,30 +245,18 @@ class PostgresStore:
         """The newest ``limit`` runs, with their status: plain reads, which never wait for writers."""
         with self._connection() as conn:
             rows = conn.execute(_RUNS, (limit,)).fetchall()
-        holders = self.leases.holders()
-        now = time.time()
-        summaries = []
-        for run_id, started, updated, steps, size, kind, last, first_kind, first in rows:
-            begun = orjson.loads(first) if first_kind == "start" else {}
-            status, message = status_of(kind, orjson.loads(last))
-            holder = holders.get(run_id)
-            if holder is not None and holder.alive(now):
-                status, message = "running", holder.describe(now)
-            user = [m for m in begun.get("messages", ()) if m.get("role") == "user"]
-            summaries.append(
-                RunSummary(
-                    run_id=run_id,
-                    started_at=started,
-                    updated_at=updated,
-                    status=status,
-                    steps=steps,
-                    model=str(begun.get("model", "")),
-                    prompt=message_from_dict(user[-1]).text if user else "",
-                    message=message,
-                    size=int(size),
-                )
+        holders, now = self.leases.holders(), time.time()
+        return [
+            summary_of(
+                run_id,
+                (started, updated, steps, int(size)),
+                (first_kind, first),
+                (kind, last),
+                holders.get(run_id),
+                now,
             )
-        return summaries
+            for run_id, started, updated, steps, size, kind, last, first_kind, first in rows
+        ]
 
     def file_size(self) -> int:
         """Bytes the journal's tables and indexes take in the database."""
