@@ -10,7 +10,7 @@
     ├── ProviderError          the model service answered with an error, or could not be reached
     ├── McpError               an MCP server could not be started or reached, or broke the protocol
     ├── RunBusy                another process is executing this run (it holds the run's lease)
-    ├── JournalError           the run journal's storage failed (disk full, damaged, read-only): one sentence
+    ├── JournalError           the run journal's storage failed (disk full, damaged, read-only, gone): one sentence
     ├── ToolError              raised by a tool to return an error result with its own content
     └── ScriptExhausted        a scripted test model was asked for more turns than it was given
 

@@ -1,10 +1,11 @@
 """A storage fault of the run journal as one sentence: which file, what went wrong, what to do.
 
-Every store wraps its reads and writes in :func:`journal_faults`; whatever its database library raised
-(SQLite's ``DatabaseError``, an ``OSError``, an undecodable row, a PostgreSQL error with its SQLSTATE)
-leaves the store as one :class:`~toolslip.core.errors.JournalError`, so the CLI prints a line, never a
-traceback, and a library caller catches one type whatever the backend. The causes are told apart by what
-the fault *is* (SQLite's result code, ``errno``, SQLSTATE), not by where it happened:
+The SQLite store wraps its reads and writes in :func:`translated`; whatever SQLite, the file system or
+the entry decoder raised (``DatabaseError``, ``OSError``, an undecodable row) leaves the store as one
+:class:`~toolslip.core.errors.JournalError`, the type the PostgreSQL store (:mod:`.journal_pg`) raises
+for its own faults, so the CLI prints a line, never a traceback, and a library caller catches one type
+whatever the backend. The causes are told apart by what the fault *is* (SQLite's result code,
+``errno``), not by where it happened:
 
 * the disk (or the database's quota) is full;
 * the file is damaged: a page that is not a database page, text that is not UTF-8, an entry that is not JSON;
@@ -30,13 +31,10 @@ from ..core.errors import JournalError
 __all__ = ["FAULTS", "fault_sentence", "journal_faults", "read_only_folder", "rollback", "translated"]
 
 FAULTS: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, orjson.JSONDecodeError, UnicodeDecodeError)
-"""What SQLite, the file system and the entry decoder raise; another store adds its library's base error."""
+"""What SQLite, the file system and the entry decoder raise."""
 
 _FULL_CODES = {"SQLITE_FULL"}
 _DAMAGED_CODES = {"SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_CORRUPT_INDEX", "SQLITE_CORRUPT_SEQUENCE"}
-_FULL_SQLSTATES = {"53100", "53200"}  # PostgreSQL: disk_full, out_of_memory
-_DAMAGED_SQLSTATES = {"XX001", "XX002"}  # PostgreSQL: data_corrupted, index_corrupted
-_READ_ONLY_SQLSTATES = {"25006"}  # PostgreSQL: read_only_sql_transaction (a standby)
 
 
 def read_only_folder(path: Path) -> bool:
@@ -58,13 +56,12 @@ def _nearly_full(path: Path) -> bool:
 
 
 def fault_sentence(where: str, exc: BaseException) -> str:
-    """One sentence for ``exc``, raised while the journal at ``where`` (a file, or a database's address) was used."""
+    """One sentence for ``exc``, raised while the journal at ``where`` (a file) was used."""
     code = getattr(exc, "sqlite_errorname", "") or ""
-    sqlstate = getattr(exc, "sqlstate", None) or ""
     number = getattr(exc, "errno", None)
     text = str(exc)
     journal = f"the run journal {where!r}"
-    full = code in _FULL_CODES or sqlstate in _FULL_SQLSTATES or number in (errno.ENOSPC, errno.EDQUOT)
+    full = code in _FULL_CODES or number in (errno.ENOSPC, errno.EDQUOT)
     # Growing the -shm or -wal file on a full disk is only "disk I/O error" to SQLite.
     if full or code.startswith("SQLITE_IOERR") and _nearly_full(Path(where)):
         return (
@@ -73,7 +70,6 @@ def fault_sentence(where: str, exc: BaseException) -> str:
         )
     damaged = (
         code in _DAMAGED_CODES
-        or sqlstate in _DAMAGED_SQLSTATES
         or isinstance(exc, orjson.JSONDecodeError | UnicodeDecodeError)
         or "decode to UTF-8" in text  # SQLite's text column holding bytes that are not UTF-8
     )
@@ -83,7 +79,7 @@ def fault_sentence(where: str, exc: BaseException) -> str:
             f"start a new one, or save what can be read with `sqlite3 {where} .recover`"
         )
     path = Path(where)
-    read_only = code.startswith("SQLITE_READONLY") or sqlstate in _READ_ONLY_SQLSTATES or number == errno.EROFS
+    read_only = code.startswith("SQLITE_READONLY") or number == errno.EROFS
     refused = code.startswith("SQLITE_CANTOPEN") or number in (errno.EACCES, errno.EPERM)
     if read_only or refused and read_only_folder(path):
         return (
