@@ -8,7 +8,6 @@ shows what the agent really did, so a failure in the report explains itself.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +46,11 @@ class Outcome:
         return self.result.output
 
     @property
+    def data(self) -> Any:
+        """The validated answer of a task with an ``output_type`` (``None`` when it did not fit)."""
+        return self.result.data
+
+    @property
     def steps(self) -> int:
         return self.result.steps
 
@@ -78,6 +82,8 @@ class Task:
     system: str | None = None
     max_steps: int | None = None
     """Overrides the suite's step limit for this task."""
+    output_type: Any = None
+    """What the run must end in (as ``Agent(output_type=...)``): the check reads it as ``outcome.data``."""
     reference: Sequence[Turn] = ()
     """The turns a correct agent would produce. The ``reference`` model replays them, which checks
     that the suite's checks pass a right answer; ``flaky:P`` replays them with probability P."""
@@ -167,12 +173,9 @@ def at_most_steps(outcome: Outcome, limit: int) -> None:
 def load_suite(path: str) -> Suite:
     """Import a suite file: its module-level ``Suite``, or else all its ``Task`` objects as one suite.
 
-    The file's folder goes on ``sys.path`` so a suite can import the tools next to it.
+    The suite may import the tools next to it (:func:`~toolslip.core._files.import_user_file`).
     """
     file = Path(path)
-    folder = str(file.resolve().parent)
-    if file.is_file() and folder not in sys.path:
-        sys.path.insert(0, folder)
     module = import_user_file(path, "suite file")
     suites = [v for v in vars(module).values() if isinstance(v, Suite)]
     if len(suites) > 1:

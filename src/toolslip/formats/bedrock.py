@@ -48,6 +48,7 @@ from ._wire import (
     tool_list,
     unstash,
 )
+from .structured import output_to_wire
 
 STOP: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -159,6 +160,9 @@ def request_to_wire(request: Request) -> Json:
     if inference or given is not None:
         body["inferenceConfig"] = inference
     body.update(extra)
+    # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
+    # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
+    output_to_wire(NAME, request.output, body)
     return body
 
 

@@ -54,6 +54,7 @@ from ._wire import (
 )
 from .gemini_schema import from_gemini, to_gemini
 from .server_tools import render as render_server_tools
+from .structured import output_to_wire
 
 FINISH: dict[str, StopReason] = {
     "STOP": "end_turn",
@@ -247,6 +248,9 @@ def request_to_wire(request: Request) -> Json:
     if generation or given is not None:
         body["generationConfig"] = generation
     body.update(extra)
+    # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
+    # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
+    output_to_wire(NAME, request.output, body)
     return body
 
 

@@ -65,6 +65,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
+from .structured import output_to_wire
 
 NAME = "ollama"
 
@@ -355,6 +356,9 @@ def request_to_wire(request: Request) -> Json:
     if options or given is not None:
         body["options"] = options
     body.update(extra)
+    # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
+    # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
+    output_to_wire(NAME, request.output, body)
     return body
 
 

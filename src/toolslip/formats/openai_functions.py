@@ -28,6 +28,7 @@ from ..core.messages import Message, ModelResponse, Request, Settings, ToolSpec,
 from . import openai_chat as chat
 from ._wire import Json, leftover, need, obj, seq
 from .server_tools import render as render_server_tools
+from .structured import output_to_wire
 
 NAME = "openai-functions"
 
@@ -99,7 +100,7 @@ def messages_to_wire(messages: Iterable[Message], /, *, split: bool = False) -> 
         elif len(calls) > 1 and not split:
             raise CannotExpress(
                 f"{len(calls)} calls in one assistant message; legacy function calling allows one per turn. "
-                "Pass split=True to send them as consecutive turns",
+                "send them as consecutive single-call turns instead (toolslip convert --split-calls does)",
                 f"messages[{i}].tool_calls",
             )
         elif calls:
@@ -197,6 +198,7 @@ def request_to_wire(request: Request, /, *, split: bool = False) -> Json:
             'legacy function calling has no "required" choice; name one function instead', "tool_choice"
         )
     render_server_tools(request.server_tools, NAME)  # legacy functions have none: this says so
+    output_to_wire(NAME, request.output, {})  # nor structured output: this raises for one
     plain = replace(
         request,
         tools=(),
