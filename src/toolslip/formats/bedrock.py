@@ -34,13 +34,13 @@ from ._wire import (
     EMPTY_VALUES,
     Json,
     drop_absent,
-    keep_empty,
+    knobs_from_wire,
+    knobs_to_wire,
     leftover,
     need,
     note_absent,
     obj,
     only_specs,
-    seq,
     split_tools,
     stop_to_wire,
     take_count,
@@ -71,7 +71,8 @@ STOP_BACK: dict[StopReason, str] = {
 }
 _SPEC_KEYS = frozenset({"name", "description", "inputSchema"})
 _BODY_KEYS = frozenset({"messages", "system", "toolConfig", "inferenceConfig"})
-_INFERENCE_KEYS = frozenset({"maxTokens", "temperature", "stopSequences"})
+_KNOBS = ("maxTokens", "temperature", "stopSequences")
+"""Max tokens, temperature and stop sequences in ``inferenceConfig``."""
 _RESPONSE_KEYS = frozenset({"output", "stopReason", "usage"})
 _USAGE_KEYS = frozenset({"inputTokens", "outputTokens", "totalTokens"})
 _QUIET = frozenset({"metrics", "performanceConfig"})
@@ -149,16 +150,9 @@ def request_to_wire(request: Request) -> Json:
         config["toolChoice"] = choice
     if config or "toolConfig" in settings.extra:
         body["toolConfig"] = config
-    given = extra.pop("inferenceConfig", None)
-    inference: Json = dict(given) if isinstance(given, dict) else {}
-    if settings.max_tokens is not None:
-        inference["maxTokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        inference["temperature"] = settings.temperature
-    if settings.stop:
-        inference["stopSequences"] = list(settings.stop)
-    if inference or given is not None:
-        body["inferenceConfig"] = inference
+    knobs = knobs_to_wire(settings, extra, "inferenceConfig", _KNOBS)
+    if knobs is not None:
+        body["inferenceConfig"] = knobs
     body.update(extra)
     # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
     # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
@@ -203,18 +197,12 @@ def request_from_wire(body: object) -> Request:
                 rest["toolChoice"] = config["toolChoice"]  # kept verbatim
         if rest or not config.get("tools"):
             extra["toolConfig"] = rest
-    inference = obj(data.get("inferenceConfig") or {}, "inferenceConfig")
-    if "inferenceConfig" in data:
-        rest = leftover(inference, _INFERENCE_KEYS)
-        keep_empty(inference, rest, tuple(_INFERENCE_KEYS))  # a null or empty known key goes back as it was
-        if rest or not inference:
-            extra["inferenceConfig"] = rest
-    stop = inference.get("stopSequences")
+    max_tokens, temperature, stop = knobs_from_wire(data, "inferenceConfig", _KNOBS, extra)
     settings = Settings(
-        max_tokens=inference.get("maxTokens"),
-        temperature=inference.get("temperature"),
+        max_tokens=max_tokens,
+        temperature=temperature,
         tool_choice=choice,
-        stop=tuple(seq(stop, "inferenceConfig.stopSequences")) if stop is not None else (),
+        stop=stop,
         extra=extra,
     )
     return Request(

@@ -41,7 +41,8 @@ from ._wire import (
     Json,
     _in_place,
     drop_absent,
-    keep_empty,
+    knobs_from_wire,
+    knobs_to_wire,
     leftover,
     need,
     note_absent,
@@ -93,7 +94,8 @@ _FINISH_NUMBERS = (
 _MODES: dict[str, ToolChoice] = {"AUTO": "auto", "ANY": "required", "NONE": "none"}
 _MODES_BACK = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
 _BODY_KEYS = frozenset({"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})
-_GENERATION_KEYS = frozenset({"maxOutputTokens", "temperature", "stopSequences"})
+_KNOBS = ("maxOutputTokens", "temperature", "stopSequences")
+"""Max tokens, temperature and stop sequences in ``generationConfig``."""
 _RESPONSE_KEYS = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId"})
 _USAGE_KEYS = frozenset({"promptTokenCount", "candidatesTokenCount", "totalTokenCount"})
 _QUIET = frozenset({"createTime", "index", "avgLogprobs", "modelStatus"})
@@ -237,16 +239,9 @@ def request_to_wire(request: Request) -> Json:
     config = extra.pop("toolConfig", None)
     if settings.tool_choice is not None or config is not None:
         body["toolConfig"] = {**(config or EMPTY), **_choice_to_wire(settings.tool_choice)}
-    given = extra.pop("generationConfig", None)
-    generation: Json = dict(given) if isinstance(given, dict) else {}
-    if settings.max_tokens is not None:
-        generation["maxOutputTokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        generation["temperature"] = settings.temperature
-    if settings.stop:
-        generation["stopSequences"] = list(settings.stop)
-    if generation or given is not None:
-        body["generationConfig"] = generation
+    knobs = knobs_to_wire(settings, extra, "generationConfig", _KNOBS)
+    if knobs is not None:
+        body["generationConfig"] = knobs
     body.update(extra)
     # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
     # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
@@ -295,18 +290,12 @@ def request_from_wire(body: object) -> Request:
         rest = config if choice is None else leftover(config, frozenset({"functionCallingConfig"}))
         if rest or choice is None:
             extra["toolConfig"] = rest
-    generation = obj(data.get("generationConfig") or {}, "generationConfig")
-    if "generationConfig" in data:
-        rest = leftover(generation, _GENERATION_KEYS)
-        keep_empty(generation, rest, tuple(_GENERATION_KEYS))  # a null or empty known key goes back as it was
-        if rest or not generation:
-            extra["generationConfig"] = rest
-    stop = generation.get("stopSequences")
+    max_tokens, temperature, stop = knobs_from_wire(data, "generationConfig", _KNOBS, extra)
     settings = Settings(
-        max_tokens=generation.get("maxOutputTokens"),
-        temperature=generation.get("temperature"),
+        max_tokens=max_tokens,
+        temperature=temperature,
         tool_choice=choice,
-        stop=tuple(seq(stop, "generationConfig.stopSequences")) if stop is not None else (),
+        stop=stop,
         extra=extra,
     )
     return Request(

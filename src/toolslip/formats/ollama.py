@@ -51,6 +51,8 @@ from ._wire import (
     Json,
     drop_absent,
     keep_empty,
+    knobs_from_wire,
+    knobs_to_wire,
     leftover,
     mark_error,
     need,
@@ -85,7 +87,8 @@ _RESULT_KEYS = frozenset({"role", "content", "tool_name", "tool_call_id"})
 _CALL_KEYS = frozenset({"id", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 _BODY_KEYS = frozenset({"model", "messages", "tools", "options"})
-_OPTION_KEYS = frozenset({"temperature", "num_predict", "stop"})
+_KNOBS = ("num_predict", "temperature", "stop")
+"""Max tokens, temperature and stop sequences in ``options``."""
 _RESPONSE_KEYS = frozenset({"model", "message", "done", "done_reason", "prompt_eval_count", "eval_count"})
 _QUIET = frozenset(
     {"created_at", "total_duration", "load_duration", "prompt_eval_duration", "eval_duration", "context"}
@@ -185,6 +188,8 @@ def _result_from_wire(data: Json, where: str, pairing: Pairing) -> tuple[ToolRes
         pairing.close(call_id)
     if "content" not in data:
         kept["~content"] = "absent"
+    if name is None:
+        kept["~noname"] = True  # written back without one, though its call's name is known
     fields = leftover(data, _RESULT_KEYS)
     if fields:
         kept["fields"] = fields
@@ -322,7 +327,7 @@ def _results_to_wire(message: Message, made_up: set[str], names: Mapping[str, st
         wire: Json = {"role": "tool"}
         if content or kept.get("~content") != "absent":
             wire["content"] = content
-        name = part.name or names.get(part.call_id)
+        name = part.name or (None if kept.get("~noname") else names.get(part.call_id))
         if name is not None:
             wire["tool_name"] = name
         if not kept.get(MADE_UP) and part.call_id not in made_up:
@@ -345,16 +350,9 @@ def request_to_wire(request: Request) -> Json:
     if tools:
         body["tools"] = tools
     extra = dict(settings.extra)
-    given = extra.pop("options", None)
-    options: Json = dict(given) if isinstance(given, dict) else {}
-    if settings.max_tokens is not None:
-        options["num_predict"] = settings.max_tokens
-    if settings.temperature is not None:
-        options["temperature"] = settings.temperature
-    if settings.stop:
-        options["stop"] = list(settings.stop)
-    if options or given is not None:
-        body["options"] = options
+    knobs = knobs_to_wire(settings, extra, "options", _KNOBS)
+    if knobs is not None:
+        body["options"] = knobs
     body.update(extra)
     # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
     # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
@@ -367,17 +365,11 @@ def request_from_wire(body: object) -> Request:
     tools, extra_tools = split_tools(data.get("tools") or [], "tools", spec_from_wire, NAME)
     extra = leftover(data, _BODY_KEYS)
     keep_empty(data, extra, ("tools",))
-    options = obj(data.get("options") or {}, "options")
-    if "options" in data:
-        rest = leftover(options, _OPTION_KEYS)
-        keep_empty(options, rest, tuple(_OPTION_KEYS))
-        if rest or not options:
-            extra["options"] = rest
-    stop = options.get("stop")
+    max_tokens, temperature, stop = knobs_from_wire(data, "options", _KNOBS, extra)
     settings = Settings(
-        max_tokens=options.get("num_predict"),
-        temperature=options.get("temperature"),
-        stop=tuple(seq(stop, "options.stop")) if stop is not None else (),
+        max_tokens=max_tokens,
+        temperature=temperature,
+        stop=stop,
         extra=extra,
     )
     return Request(
