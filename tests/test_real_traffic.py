@@ -85,6 +85,7 @@ _ALL = set(CATEGORIES)
 # What a Loss says it lost, by words in Loss.what: the categories of content it may account for.
 _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("choices[1:]", _ALL),  # other answers of an n > 1 response
+    ("request field 'generationConfig.", {"field"}),  # Gemini's knobs, response_schema among them
     ("schema", {"schema", "tool", "setting"}),  # structured output (as a final-answer tool where no field)
     ("token count", {"setting"}),
     ("joined", {"text", "reasoning"}),  # several parts a target spells as one string
@@ -111,7 +112,6 @@ _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("strict", {"tool"}),
     ("JSON object", {"call"}),
     ("no tools", {"tool"}),
-    ("schema", {"tool"}),  # a tool schema Gemini spells otherwise
 )
 
 
