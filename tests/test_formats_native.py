@@ -4,6 +4,7 @@ providers' documentation (the recorded traffic is checked in test_real_traffic_n
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from toolslip.conversion import convert
 from toolslip.errors import CannotExpress, FormatError
 from toolslip.formats import bedrock, gemini, ollama
 from toolslip.formats.gemini_schema import from_gemini, to_gemini
-from toolslip.messages import Message, ToolCall, ToolResult
+from toolslip.messages import Message, Request, ServerTool, ToolCall, ToolResult
 
 WEATHER = {
     "name": "get_weather",
@@ -351,3 +352,10 @@ def test_gemini_and_converse_declarations_become_tools_and_lint_reads_them(tmp_p
     assert [spec.name for spec in load_declarations(str(path))] == ["get_weather", "get_time"]
     path.write_text(json.dumps({"messages": [], "toolConfig": {"tools": [converse]}}))
     assert [spec.name for spec in load_declarations(str(path))] == ["get_weather"]
+
+
+def test_neutral_server_tools_are_gemini_built_in_tools() -> None:
+    request = Request(model="", messages=(Message.user("news?"),), server_tools=(ServerTool(kind="web_search"),))
+    assert gemini.request_to_wire(request)["tools"] == [{"googleSearch": {}}]
+    with pytest.raises(CannotExpress, match="Gemini's web_search tool has no max_uses option"):
+        gemini.request_to_wire(replace(request, server_tools=(ServerTool(kind="web_search", options={"max_uses": 2}),)))

@@ -245,7 +245,8 @@ def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request
         if not plan.family:
             kept = []
             for i, tool in enumerate(extra_tools):
-                what = f"{plan.source} tool declaration {str(tool.get('type', '?'))!r}"
+                kind = tool.get("type") or next(iter(tool), "?")  # Gemini's built-in tools have no "type"
+                what = f"{plan.source} tool declaration {str(kind)!r}"
                 if plan.cannot(f"extra_tools[{i}]", what):
                     kept.append(tool)  # pragma: no cover - a declaration has no text to mark it with
             extra_tools = tuple(kept)
