@@ -35,7 +35,11 @@ from toolslip.messages import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PAIRS = list(itertools.product(sorted(FORMATS), repeat=2))
+PAIRS = list(itertools.product(sorted(set(FORMATS) - {"gemini", "bedrock", "ollama"}), repeat=2))
+"""The formats that can say everything these generators make. Gemini and Converse put the model in the URL,
+Converse has no tool_choice "none" and Ollama no tool_choice at all, so a round trip through them loses
+(and reports) something by design; their conversions are checked on recorded traffic instead
+(test_real_traffic and test_real_traffic_native)."""
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=30)
 RESULT = TEXT.filter(lambda t: not t.startswith("Error: "))

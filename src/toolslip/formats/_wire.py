@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ..core.errors import FormatError
-from ..core.messages import File, Image, ModelResponse, Request, StopReason, Text, ToolChoice, ToolSpec
+from ..core.messages import File, Image, ModelResponse, Request, Settings, StopReason, Text, ToolChoice, ToolSpec
 from .server_tools import render as render_server_tools
 
 Json = dict[str, Any]
@@ -345,3 +345,45 @@ def stop_to_wire(response: ModelResponse, known: Mapping[str, StopReason], back:
     if raw is not None and (raw in known or response.stop_reason == "other"):
         return raw
     return back[response.stop_reason]
+
+
+def take_count(rest: Json, key: str) -> int:
+    """A positive token count, taken out of the kept usage fields ``rest``; a zero or null count stays
+    there, so it goes back spelled as it was."""
+    value = rest.get(key)
+    if type(value) is int and value > 0:
+        del rest[key]
+        return value
+    return 0
+
+
+Knobs = tuple[str, str, str]
+"""A format's names for max tokens, temperature and stop sequences inside its object of knobs."""
+
+
+def knobs_to_wire(settings: Settings, extra: Json, head: str, names: Knobs) -> Json | None:
+    """The object of knobs (Gemini ``generationConfig``, Converse ``inferenceConfig``, Ollama ``options``):
+    the one kept in ``extra`` (taken out of it) plus the settings under ``names``; ``None`` if there is none."""
+    given = extra.pop(head, None)
+    out: Json = dict(given) if isinstance(given, dict) else {}
+    most, temperature, stop = names
+    if settings.max_tokens is not None:
+        out[most] = settings.max_tokens
+    if settings.temperature is not None:
+        out[temperature] = settings.temperature
+    if settings.stop:
+        out[stop] = list(settings.stop)
+    return out if out or given is not None else None
+
+
+def knobs_from_wire(data: Json, head: str, names: Knobs, extra: Json) -> tuple[Any, Any, tuple[str, ...]]:
+    """(max tokens, temperature, stop) from a body's object of knobs; its other keys go to ``extra[head]``,
+    and a known key given null or empty stays there too, so it goes back as it was."""
+    knobs = obj(data.get(head) or {}, head)
+    if head in data:
+        rest = leftover(knobs, frozenset(names))
+        keep_empty(knobs, rest, names)
+        if rest or not knobs:
+            extra[head] = rest
+    stop = knobs.get(names[2])
+    return knobs.get(names[0]), knobs.get(names[1]), tuple(seq(stop, f"{head}.{names[2]}")) if stop is not None else ()

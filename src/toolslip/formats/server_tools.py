@@ -43,6 +43,9 @@ Json = dict[str, Any]
 
 ANTHROPIC = "anthropic"
 RESPONSES = "openai-responses"
+GEMINI = "gemini"
+_GEMINI = {"web_search": "googleSearch", "code_execution": "codeExecution", "web_fetch": "urlContext"}
+"""Gemini's built-in tools: each a ``tools`` entry of its own, ``{"googleSearch": {}}``, taking no options here."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,8 @@ def render(tools: Iterable[ServerTool], format_name: str) -> list[Json]:
         return [_to_anthropic(t) for t in tools]
     if format_name == RESPONSES:
         return [_to_responses(t) for t in tools]
+    if format_name == GEMINI:
+        return [_to_gemini(t) for t in tools]
     hint = (
         " (its search models take web_search_options, which a request's extra settings send verbatim)"
         if format_name == "openai-chat"
@@ -262,6 +267,14 @@ def _to_responses(tool: ServerTool) -> Json:
     return {**out, **options, **tool.extra}
 
 
+def _to_gemini(tool: ServerTool) -> Json:
+    key = _GEMINI.get(tool.kind)
+    if key is None:
+        raise CannotExpress(f"Gemini has no built-in {tool.kind} tool; {_where(tool.kind)}", "tools")
+    _refuse_options(tool, frozenset(), "Gemini")
+    return {key: dict(tool.extra)}
+
+
 def _refuse_options(tool: ServerTool, accepted: frozenset[str], provider: str) -> None:
     unknown = sorted(tool.options.keys() - accepted)
     if unknown:
@@ -271,7 +284,12 @@ def _refuse_options(tool: ServerTool, accepted: frozenset[str], provider: str) -
 
 
 def _where(kind: str) -> str:
-    formats = [name for name, table in ((ANTHROPIC, _ANTHROPIC), (RESPONSES, _RESPONSES)) if kind in table]
+    tables: tuple[tuple[str, Mapping[str, object]], ...] = (
+        (ANTHROPIC, _ANTHROPIC),
+        (RESPONSES, _RESPONSES),
+        (GEMINI, _GEMINI),
+    )
+    formats = [name for name, table in tables if kind in table]
     if not formats:
         return f"no format has one (known server tools: {', '.join(KINDS)})"
     return f"it is available with the {' and '.join(formats)} format"
