@@ -12,9 +12,10 @@ writes it. What the target has no way to say is found *before* writing and handl
 
 Every loss, whatever the policy, is listed in :attr:`Conversion.lost`, one entry per thing. Some
 differences are not errors because the target has a standard spelling for them, and are always just
-reported: an error result sent to an OpenAI format (``"Error: "`` before its content), call ids sent to
-legacy functions (re-created on the way back), parallel calls split into single-call turns for legacy
-functions when ``split_calls=True``, the ``max_tokens`` Anthropic requires when the source set none.
+reported: an error result sent to an OpenAI format (a first text part ``"Error: "``, read back as the
+flag), call ids sent to legacy functions (re-created on the way back), parallel calls split into
+single-call turns for legacy functions when ``split_calls=True``, the ``max_tokens`` Anthropic requires
+when the source set none.
 
 What the formats share is translated, not reported: reasoning text (with its signature or encrypted
 form when the target's provider wrote it), documents and files, and the request knobs every format has
@@ -402,7 +403,7 @@ def _reasoning(plan: _Plan, part: Reasoning, where: str) -> Part | None:
     if part.encrypted is not None:
         plan.cannot(f"{where}.encrypted", "the reasoning's encrypted content (only its text is carried)")
     # The target writes its own reasoning only: the text becomes the target's, the opaque parts stay behind.
-    return Reasoning(text=part.text, source=plan.target)
+    return Reasoning(text=part.text, summary=part.summary, source=plan.target)
 
 
 def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Text | None:
@@ -424,7 +425,7 @@ def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Tex
 
 def _result(plan: _Plan, result: ToolResult, where: str) -> ToolResult:
     if result.is_error and plan.target in OPENAI_FORMATS:
-        plan.note(where, "is_error flag", 'marked: "Error: " before the content')
+        plan.note(where, "is_error flag", 'marked: a first text part "Error: " before the content')
     if isinstance(result.content, str):
         return result
     content: list[Any] = []

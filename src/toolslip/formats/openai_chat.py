@@ -8,7 +8,8 @@ What is particular to this format:
   not a JSON object, so the loop can tell the model instead of crashing).
 - Results are one ``role: "tool"`` message per call, paired by ``tool_call_id``. Consecutive tool messages
   become one neutral ``tool`` message, and back. There is no error flag: an error result's content is
-  prefixed with ``"Error: "`` (reading it back does not guess ``is_error``).
+  a list whose first text part is exactly ``"Error: "``, the mark toolslip writes and the only thing it reads
+  back as ``is_error`` (a text that merely starts with ``"Error: "`` is a success as far as anyone can tell).
 - The system prompt is an ordinary ``system`` (or ``developer``) message in the list.
 - ``finish_reason``: stop, tool_calls, length, content_filter, function_call. A message with a
   ``refusal`` reads as stop reason ``refusal``.
