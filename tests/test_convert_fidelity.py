@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -172,3 +173,75 @@ def test_openrouter_reasoning_details_are_written_back_as_read_or_reported() -> 
         {"type": "reasoning.text", "text": "Two plus two."},
         {"type": "reasoning.summary", "summary": "Adding."},
     ]
+
+
+# --- refused although the target can say it ---------------------------------------------------------
+
+
+def chat_body(**fields: Any) -> dict[str, Any]:
+    return {"model": "m", "messages": [{"role": "user", "content": "Hi"}], **fields}
+
+
+def test_what_every_target_can_say_is_not_refused() -> None:
+    png = "data:image/png;base64,iVBORw0KGgo="
+    chat_cases = {
+        "n: 1, the default": chat_body(n=1),
+        "a named tool_choice without type": chat_body(
+            tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+            tool_choice={"function": {"name": "f"}},
+        ),
+        "an image part with extra keys": {
+            "model": "m",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image_url", "image_url": {"url": png}, "text": None},
+                        {"type": "image_url", "image_url": {"url": png}, "cache_control": {"type": "ephemeral"}},
+                    ],
+                }
+            ],
+        },
+    }
+    for case, body in chat_cases.items():
+        assert same(convert(body, from_="openai-chat", to="openai-chat").data, body), case
+        for target in ("anthropic", "openai-responses"):
+            out = convert(body, from_="openai-chat", to=target, on_loss="drop")  # nothing refused...
+            assert not [loss for loss in out.lost if loss.handled == "dropped" and "field" not in loss.what], case
+            convert(body, from_="openai-chat", to=target, on_loss="error")  # ...under the strict policy either
+    named = convert(chat_cases["a named tool_choice without type"], from_="openai-chat", to="anthropic").data
+    assert named["tool_choice"] == {"type": "tool", "name": "f"}
+    images = convert(chat_cases["an image part with extra keys"], from_="openai-chat", to="anthropic").data
+    assert [b["type"] for b in images["messages"][0]["content"]] == ["image", "image"]
+
+    empty_assistant = {
+        "model": "m",
+        "input": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": "Still there?"},
+        ],
+    }
+    assert same(convert(empty_assistant, from_="openai-responses", to="openai-responses").data, empty_assistant)
+    for target in ("openai-chat", "anthropic"):
+        convert(empty_assistant, from_="openai-responses", to=target)
+
+    notes = base64.b64encode(b"Meeting notes: ship on Friday.").decode()
+    document = chat_body(
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Summarise."},
+                    {"type": "file", "file": {"filename": "notes.txt", "file_data": f"data:text/plain;base64,{notes}"}},
+                ],
+            }
+        ]
+    )
+    anthropic = convert(document, from_="openai-chat", to="anthropic").data
+    assert anthropic["messages"][0]["content"][1] == {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "Meeting notes: ship on Friday."},
+        "title": "notes.txt",
+    }
+    assert same(convert(anthropic, from_="anthropic", to="anthropic").data, anthropic)

@@ -195,7 +195,11 @@ def _part_to_wire(part: Part, kept: Json | None) -> Json:
         return {**kept, **block} if kept else block
     if kind is Image:
         inner: Json = {"url": image_to_url(part)}  # type: ignore[arg-type]  # kind is Image
-        return {"type": "image_url", "image_url": {**kept, **inner} if kept else inner}
+        if not kept:
+            return {"type": "image_url", "image_url": inner}
+        kept = dict(kept)
+        beside = kept.pop("block", EMPTY)
+        return {**beside, "type": "image_url", "image_url": {**kept, **inner}}
     if kind is File:
         return {"type": "file", "file": openai_file_to_wire(part)}  # type: ignore[arg-type]  # kind is File
     if isinstance(part, ProviderPart):
@@ -346,6 +350,8 @@ def _unread_parts(parts: list[Part], part_kept: dict[str, Json]) -> list[str]:
             value = leftover(value.get("detail", EMPTY), _DETAIL_KEYS)
         elif value.get("refusal"):
             continue
+        elif "block" in value:  # an image part's keys beside image_url count as its own
+            value = {**leftover(value, frozenset({"block"})), **value["block"]}
         unread += unread_keys(value, f"parts[{key}].")
     return unread
 
@@ -401,10 +407,12 @@ def _content_from_wire(content: object, parent: str, key: str) -> tuple[list[Par
         if kind == "text":
             parts.append(Text(text=need(block, "text", f"{path}[{i}]")))
             rest = leftover(block, frozenset({"type", "text"})) if len(block) > 2 else None
-        elif kind == "image_url" and block.keys() == {"type", "image_url"} and isinstance(block["image_url"], dict):
+        elif kind == "image_url" and isinstance(block.get("image_url"), dict) and "block" not in block["image_url"]:
             image = obj(block["image_url"], f"{path}[{i}].image_url")
             parts.append(image_from_url(need(image, "url", f"{path}[{i}].image_url")))
             rest = leftover(image, frozenset({"url"})) if len(image) > 1 else None
+            if len(block) > 2:  # keys beside image_url ("text": null, cache_control): kept to go back as they came
+                rest = {**(rest or {}), "block": leftover(block, frozenset({"type", "image_url"}))}
         elif (
             kind == "file"
             and block.keys() == {"type", "file"}

@@ -254,7 +254,9 @@ class _Reader:
             is_error, content = _output_from_wire(item, path)
             result = ToolResult(call_id=need(item, "call_id", path), content=content, is_error=is_error)
             self.add("tool", result, leftover(item, _OUTPUT_KEYS))
-        elif kind == "message" and item.get("role") == "assistant" and item.get("content"):
+        elif (
+            kind == "message" and item.get("role") == "assistant" and (item.get("content") or item.get("content") == "")
+        ):
             self._assistant(item, path)
         elif kind == "message" and item.get("role") in _ROLES:
             self.flush()

@@ -45,8 +45,10 @@ from ..core.messages import (
     ToolCall,
     ToolResult,
     ToolSpec,
+    UseTool,
 )
 from . import get_format
+from ._anthropic_blocks import plain_text
 from ._wire import BOOKKEEPING, CHAT_FAMILY, EMPTY_VALUES, OPENAI_FORMATS, tool_list, unstash
 from .anthropic import DEFAULT_MAX_TOKENS
 from .openai_functions import messages_to_wire as functions_messages_to_wire
@@ -63,10 +65,14 @@ SHARED_FIELDS: dict[str, dict[str, str]] = {
     "top_p": {"openai-chat": "top_p", "openai-responses": "top_p", "anthropic": "top_p"},
     "user": {"openai-chat": "user", "openai-responses": "user", "anthropic": "metadata.user_id"},
     "metadata": {"openai-chat": "metadata", "openai-responses": "metadata"},
+    "service_tier": {"openai-chat": "service_tier", "openai-responses": "service_tier"},
+    "reasoning_effort": {"openai-chat": "reasoning_effort", "openai-responses": "reasoning.effort"},
 }
 """Request fields with no neutral slot that mean the same in several formats: neutral name -> spelling.
 
-``metadata.user_id`` is Anthropic's one metadata key; OpenAI's ``metadata`` is a free map of strings.
+``metadata.user_id`` is Anthropic's one metadata key; OpenAI's ``metadata`` is a free map of strings. A
+dotted spelling is one key of an object field: the rest of that object (Responses' ``reasoning.summary``)
+is reported like any field the target has no slot for.
 Legacy functions spell everything as Chat does.
 """
 _SHARED_TOOL_FIELDS = {"defer_loading": frozenset({"anthropic", "openai-responses"})}
@@ -250,15 +256,22 @@ def _settings(plan: _Plan, settings: Settings) -> Settings:
     for key, value in settings.extra.items():
         if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
             continue  # says nothing (an empty list of tools, a null stop), or Settings.stop says it
+        if key == "tool_choice" and isinstance(settings.tool_choice, UseTool):
+            continue  # Chat's untyped spelling of the named choice that Settings.tool_choice holds
+        if key == "n" and value == 1 and type(value) is int:
+            plan.note("settings.extra.n", "request field 'n' (1, one answer: every format's default)", "left out")
+            continue
         if key == "max_completion_tokens" and max_tokens is None and type(value) is int:
             max_tokens = value  # Chat's newer name for the output limit
             continue
-        if key == "metadata" and plan.source == "anthropic" and isinstance(value, Mapping):
-            rest = dict(value)
-            if "user_id" in rest and _put(extra, "user", rest.pop("user_id"), plan.target):
-                if not rest:
-                    continue
-            value = rest
+        for name, spell in SHARED_FIELDS.items():
+            head, _, inner = spell.get(_family(plan.source), "").partition(".")
+            if inner and key == head and isinstance(value, Mapping) and inner in value:
+                rest = dict(value)
+                if _put(extra, name, rest.pop(inner), plan.target):
+                    value = {k: v for k, v in rest.items() if v not in EMPTY_VALUES}
+        if value in EMPTY_VALUES:
+            continue  # all of it said in the target's own spelling
         shared = next((n for n, spell in SHARED_FIELDS.items() if spell.get(_family(plan.source)) == key), None)
         if shared is not None and _put(extra, shared, value, plan.target):
             continue
@@ -416,8 +429,13 @@ def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Tex
         problem = f"a file id of {file.source or 'another provider'}"
     elif file.url is not None and file.data is None and target in CHAT_FAMILY:
         problem = "a file by URL (Chat takes files inline or by file id)"
-    elif target == "anthropic" and file.data is not None and file.media_type != "application/pdf":
-        problem = f"a {file.media_type or 'typeless'} file (Anthropic documents are PDFs)"
+    elif (
+        target == "anthropic"
+        and file.data is not None
+        and file.media_type != "application/pdf"
+        and plain_text(file) is None
+    ):
+        problem = f"a {file.media_type or 'typeless'} file (Anthropic documents are PDFs or UTF-8 plain text)"
     if problem is None:
         return file
     return Text(text=f"[{problem} left out]") if plan.cannot(where, problem, "replaced by text") else None
