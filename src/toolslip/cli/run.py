@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import UsageError
 from .argtypes import at_least, check_model
-from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
+from .durable import add_run_options, gate_approver_from_args, hooks_from_args, journal_from_args
 from .files import load_tools_file
 from .interrupts import ctrl_c_held
 from .mcp_option import add_mcp_option, mcp_sources
@@ -108,7 +108,7 @@ async def _run(
     if args.gate:  # after the journal's replayer, before dedup and approval
         from ..guard.policy import TaintGate
 
-        hooks.insert(1 if journal is not None else 0, TaintGate(approver=approver_from_args(args)))
+        hooks.insert(1 if journal is not None else 0, TaintGate(approver=gate_approver_from_args(args)))
     async with mcp_sources(args) as servers:
         tools = Toolbox([*(local_tools or ()), *servers])
         agent = Agent(
