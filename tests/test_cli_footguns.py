@@ -31,14 +31,17 @@ def send_money(recipient: str, amount: float) -> str:
     return f"sent {amount} to {recipient}"
 '''
 
-MODELS = '''
-from toolslip.testing import ScriptedModel, call
+MODELS = """
+from toolslip.testing import FunctionModel, ScriptedModel, call
 
 injected = ScriptedModel(
     [call("read_inbox"), call("send_money", recipient="FR14 2004 1010 0505 0001 3M02 606", amount=950), "Done."]
 )
-repeating = ScriptedModel([call("send_money", recipient="Anna", amount=5)] * 12 + ["Sent."])
-'''
+# A model stuck re-sending a payment until it is told to answer (tool_choice "none"), as real ones are.
+repeating = FunctionModel(
+    lambda request: "Sent." if request.settings.tool_choice == "none" else call("send_money", recipient="Anna", amount=5)
+)
+"""
 
 
 def toolslip(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -65,3 +68,14 @@ def test_approve_yes_never_answers_the_gate(tmp_path: Path) -> None:
     assert "denied by taint-gate" in done.stdout  # asked of no one (no terminal), so denied, not approved
     plain = toolslip(tmp_path, "run", "tools.py", "Any news?", "--model", "models.py:injected", "--approve", "yes")
     assert "MONEY SENT" in plain.stdout  # without the gate, --approve yes approves side effects as it says
+
+
+def test_repeated_side_effects_answered_by_dedup_make_the_model_answer(tmp_path: Path) -> None:
+    done = toolslip(
+        tmp_path, "run", "tools.py", "Send Anna 5 EUR.", "--model", "models.py:repeating", "--approve", "yes"
+    )
+    assert done.stdout.count("MONEY SENT") == 1  # Dedup: the payment ran once
+    # The repeat guard counted the repeat Dedup answered and forced the answer, instead of the run going
+    # on to the step limit.
+    assert done.returncode == 0, done.stdout
+    assert "[stop: completed after 3 model calls" in done.stdout, done.stdout
