@@ -38,9 +38,8 @@ injected = ScriptedModel(
     [call("read_inbox"), call("send_money", recipient="FR14 2004 1010 0505 0001 3M02 606", amount=950), "Done."]
 )
 # A model stuck re-sending a payment until it is told to answer (tool_choice "none"), as real ones are.
-repeating = FunctionModel(
-    lambda request: "Sent." if request.settings.tool_choice == "none" else call("send_money", recipient="Anna", amount=5)
-)
+PAY = call("send_money", recipient="Anna", amount=5)
+repeating = FunctionModel(lambda request: "Sent." if request.settings.tool_choice == "none" else PAY)
 """
 
 
