@@ -78,3 +78,14 @@ def test_repeated_side_effects_answered_by_dedup_make_the_model_answer(tmp_path:
     # on to the step limit.
     assert done.returncode == 0, done.stdout
     assert "[stop: completed after 3 model calls" in done.stdout, done.stdout
+
+
+def test_a_server_tool_the_model_cannot_run_is_named_not_ignored(tmp_path: Path) -> None:
+    done = toolslip(
+        tmp_path, "run", "tools.py", "Any news?", "--model", "scripted:weather", "--server-tool", "web_search"
+    )
+    assert done.returncode == 0, done.stderr
+    warning = "warning: --server-tool web_search is left out: the scripted:weather model runs no server tools"
+    assert [line for line in done.stderr.splitlines() if line.startswith("warning:")] == [
+        warning + " (the anthropic: and openai: services do)"
+    ], done.stderr

@@ -86,6 +86,13 @@ def _handle(args: argparse.Namespace) -> int:
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
     out = sys.stderr if args.json else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
+    if args.server_tools and model.name.split(":")[0] in _NO_SERVER_TOOLS:
+        kinds = ", ".join(dict.fromkeys(t.kind for t in args.server_tools))
+        print(
+            f"warning: --server-tool {kinds} is left out: the {model.name} model runs no server tools "
+            "(the anthropic: and openai: services do)",
+            file=sys.stderr,
+        )
     renderer = Renderer(out)
     outcome = Outcome(renderer)
     # resume must rebuild the same model, so the journal records the resolved name, not an empty default
@@ -96,6 +103,11 @@ def _handle(args: argparse.Namespace) -> int:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
         renderer.streamed = True  # the answer is in the JSON
     return finish(result, outcome, renderer, journal, args.journal)
+
+
+_NO_SERVER_TOOLS = frozenset({"scripted", "local"})
+"""Models that answer without ever running a server tool: a ``--server-tool`` given to them would vanish
+unnoticed (the HTTP formats without server tools refuse one in a sentence of their own)."""
 
 
 async def _run(
