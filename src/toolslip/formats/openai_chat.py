@@ -49,6 +49,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
+from .structured import output_from_wire, output_to_wire
 
 FINISH: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -169,6 +170,7 @@ def request_to_wire(request: Request) -> Json:
         named, untyped = settings.tool_choice, settings.extra.get("tool_choice")
         if isinstance(named, UseTool) and untyped not in (None, {"function": {"name": named.name}}):
             body["tool_choice"] = {"type": "function", "function": {"name": named.name}}  # another tool now
+    output_to_wire(NAME, request.output, body)
     return body
 
 
@@ -190,12 +192,14 @@ def request_from_wire(body: object) -> Request:
         stop=(stop,) if isinstance(stop, str) else tuple(seq(stop, "stop")) if stop is not None else (),
         extra=extra,
     )
+    output = output_from_wire(NAME, extra)
     return Request(
         model=text_or_none(data.get("model"), "model") or "",
         messages=tuple(messages_from_wire(data.get("messages"), "messages")),
         tools=tuple(tools),
         settings=settings,
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 
