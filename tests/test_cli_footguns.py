@@ -7,12 +7,10 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from test_cli_run import toolslip  # the same subprocess, environment and timeout as every CLI test
 
 TOOLS = '''
 from toolslip import tool
@@ -43,36 +41,26 @@ repeating = FunctionModel(lambda request: "Sent." if request.settings.tool_choic
 """
 
 
-def toolslip(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``toolslip run`` on this file's tools and models, written into ``tmp_path``."""
     (tmp_path / "tools.py").write_text(TOOLS)
     (tmp_path / "models.py").write_text(MODELS)
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "TOOLSLIP_MODEL"}
-    env["TOOLSLIP_HOME"] = str(tmp_path / "home")
-    return subprocess.run(
-        [sys.executable, "-m", "toolslip.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    model = args[1]
+    if model.startswith("models.py:"):
+        model = f"{tmp_path / 'models.py'}:{model.split(':', 1)[1]}"
+    return toolslip("run", str(tmp_path / "tools.py"), args[0], "--model", model, *args[2:], home=tmp_path)
 
 
 def test_approve_yes_never_answers_the_gate(tmp_path: Path) -> None:
-    done = toolslip(
-        tmp_path, "run", "tools.py", "Any news?", "--model", "models.py:injected", "--gate", "--approve", "yes"
-    )
+    done = run(tmp_path, "Any news?", "models.py:injected", "--gate", "--approve", "yes")
     assert "MONEY SENT" not in done.stdout, done.stdout
     assert "denied by taint-gate" in done.stdout  # asked of no one (no terminal), so denied, not approved
-    plain = toolslip(tmp_path, "run", "tools.py", "Any news?", "--model", "models.py:injected", "--approve", "yes")
+    plain = run(tmp_path, "Any news?", "models.py:injected", "--approve", "yes")
     assert "MONEY SENT" in plain.stdout  # without the gate, --approve yes approves side effects as it says
 
 
 def test_repeated_side_effects_answered_by_dedup_make_the_model_answer(tmp_path: Path) -> None:
-    done = toolslip(
-        tmp_path, "run", "tools.py", "Send Anna 5 EUR.", "--model", "models.py:repeating", "--approve", "yes"
-    )
+    done = run(tmp_path, "Send Anna 5 EUR.", "models.py:repeating", "--approve", "yes")
     assert done.stdout.count("MONEY SENT") == 1  # Dedup: the payment ran once
     # The repeat guard counted the repeat Dedup answered and forced the answer, instead of the run going
     # on to the step limit.
@@ -81,9 +69,7 @@ def test_repeated_side_effects_answered_by_dedup_make_the_model_answer(tmp_path:
 
 
 def test_a_server_tool_the_model_cannot_run_is_named_not_ignored(tmp_path: Path) -> None:
-    done = toolslip(
-        tmp_path, "run", "tools.py", "Any news?", "--model", "scripted:weather", "--server-tool", "web_search"
-    )
+    done = run(tmp_path, "Any news?", "scripted:weather", "--server-tool", "web_search")
     assert done.returncode == 0, done.stderr
     warning = "warning: --server-tool web_search is left out: the scripted:weather model runs no server tools"
     assert [line for line in done.stderr.splitlines() if line.startswith("warning:")] == [
