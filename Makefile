@@ -30,7 +30,7 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(LLAMA_WHEELS)/built: | $(BIN)/python
-	@echo "building llama-cpp-python $(LLAMA_VERSION) from source (once per machine: 5-16 min on 2 cores)"
+	@echo "building llama-cpp-python $(LLAMA_VERSION) from source (once per machine: about 600 CPU-seconds, 5 min on an idle 2-core machine, up to 30 on a busy one)"
 	@echo "  CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' CFLAGS='$(LLAMA_CFLAGS)' into $(LLAMA_WHEELS)"
 	rm -rf $(LLAMA_WHEELS).tmp.$$$$ && CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' CFLAGS='$(LLAMA_CFLAGS)' CXXFLAGS='$(LLAMA_CFLAGS)' \
 		$(BIN)/pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS).tmp.$$$$ 'llama-cpp-python==$(LLAMA_VERSION)' \

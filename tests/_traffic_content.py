@@ -14,7 +14,8 @@ becomes a bag (multiset) of items per category:
     citation    url or title                citations and annotations
     media       (kind, data)                images, files, documents, audio
     setting     (knob, value)               knobs every format has: stream, temperature, top_p, stop, max
-                                            tokens, tool_choice, parallel calls, user
+                                            tokens, tool_choice, parallel calls, user (and the OpenAI
+                                            formats' reasoning effort)
     field       key                         any other request field, and message fields with no meaning
                                             elsewhere (participant names, provider extras)
     flag        (flag, name)                namespace, defer_loading
@@ -109,6 +110,7 @@ class _Bag:
 
 _CHAT_MESSAGE = {"role", "content", "tool_calls", "tool_call_id", "function_call", "name", "refusal"}
 _CHAT_BODY = {
+    "reasoning_effort",
     "model",
     "messages",
     "tools",
@@ -283,6 +285,7 @@ def chat_request(body: dict[str, Any]) -> Content:
     bag.setting("max_tokens", body.get("max_completion_tokens", body.get("max_tokens")))
     bag.setting("tool_choice", _choice_value(body.get("tool_choice", body.get("function_call"))))
     bag.setting("parallel_tool_calls", body.get("parallel_tool_calls"))
+    bag.setting("reasoning_effort", body.get("reasoning_effort"))
     _fields(bag, body, _CHAT_BODY)
     return bag.c
 
@@ -401,7 +404,11 @@ def responses_request(body: dict[str, Any]) -> Content:
     bag.setting("max_tokens", body.get("max_output_tokens"))
     bag.setting("tool_choice", _choice_value(body.get("tool_choice")))
     bag.setting("parallel_tool_calls", body.get("parallel_tool_calls"))
-    _fields(bag, body, _RESPONSES_BODY)
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, dict) and "effort" in reasoning:  # Chat's reasoning_effort
+        bag.setting("reasoning_effort", reasoning["effort"])
+        reasoning = {k: v for k, v in reasoning.items() if k != "effort" and v is not None}
+    _fields(bag, {**body, "reasoning": reasoning}, _RESPONSES_BODY)
     return bag.c
 
 

@@ -49,8 +49,10 @@ def test_is_error_is_marked_in_content_and_reported() -> None:
     wire = fixture("anthropic/parallel_error", "request")
     result = convert(wire, from_="anthropic", to="openai-chat", on_loss="drop")
     tool_messages = [m for m in result.data["messages"] if m["role"] == "tool"]
-    assert tool_messages[2]["content"].startswith("Error: ")
-    assert 'messages[2].parts[2]: is_error flag (marked: "Error: " before the content)' in map(str, result.lost)
+    assert tool_messages[2]["content"][0] == {"type": "text", "text": "Error: "}
+    assert 'messages[2].parts[2]: is_error flag (marked: a first text part "Error: " before the content)' in map(
+        str, result.lost
+    )
 
 
 def test_anthropic_needs_tools_when_the_history_has_tool_blocks() -> None:

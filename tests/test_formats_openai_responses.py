@@ -77,7 +77,7 @@ def test_hosted_items_and_reasoning_are_kept_verbatim() -> None:
     ]
     item = fixture["followup"]["input"][2]
     summary, encrypted = item["summary"][0]["text"], item["encrypted_content"]
-    assert assistant.parts[0] == Reasoning(text=summary, encrypted=encrypted, source="openai-responses")
+    assert assistant.parts[0] == Reasoning(text=summary, summary=True, encrypted=encrypted, source="openai-responses")
     assert assistant.tool_calls[1].arguments is None  # "not json" kept raw, so the loop can answer with an error
     assert followup.messages[3].tool_results[1].content == (Text(text="Error: the arguments are not JSON"),)
     assert followup.messages[0].role == "system"  # a developer message

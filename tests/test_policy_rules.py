@@ -207,3 +207,26 @@ async def test_an_answer_without_untrusted_values_is_left_alone() -> None:
     model = ScriptedModel([call("inbox"), "Nothing new."])
     result = await Agent(model=model, tools=inbox_with("hi"), hooks=[TaintGate()]).arun("news?")
     assert result.output == "Nothing new."
+
+
+async def test_dates_times_timestamps_and_prices_in_an_answer_are_no_phone_numbers() -> None:
+    """Benign answers that repeat a mail's dates, times and prices come back intact, while a phone number
+    the mail gave is still marked (issue 30: "2024-05-21 18" was read as a number and split "18:00")."""
+    benign = [
+        "The review is on 2024-05-21 18:00.",
+        "Sent at 2024-05-21T18:00:00Z, due 21/05/2024 09:30.",
+        "It was logged 2024-05-21 18:00:00+02:00 and again 2024-05-22 07:45.",
+        "The total is $1,299.00 (1 234 567.89 EUR over 2024).",
+        "Flight 2024.05.21 at 18.00, gate B12, seat 14 C.",
+    ]
+    for answer in benign:
+        model = ScriptedModel([call("inbox"), answer])
+        gate = TaintGate(answer="mark")
+        result = await Agent(model=model, tools=inbox_with(answer), hooks=[gate]).arun("What does my mail say?")
+        assert result.output == answer
+    mail = "Your card is blocked: call +44 20 7946 0958 or (212) 736-5000 on 2024-05-21 18:00."
+    model = ScriptedModel([call("inbox"), mail])
+    result = await Agent(model=model, tools=inbox_with(mail), hooks=[TaintGate(answer="mark")]).arun("news?")
+    assert "+44 20 7946 0958 [unverified phone number" in result.output
+    assert "(212) 736-5000 [unverified phone number" in result.output
+    assert result.output.endswith("on 2024-05-21 18:00.")

@@ -90,6 +90,7 @@ _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("token count", {"setting"}),
     ("joined", {"text", "reasoning"}),  # several parts a target spells as one string
     ("request field 'stream'", {"setting"}),
+    ("request field 'reasoning", {"field", "setting"}),  # Responses' reasoning holds the effort knob
     ("request field", {"field"}),
     ("tool field", {"flag", "tool"}),
     ("tool declaration", {"hosted"}),
@@ -206,3 +207,25 @@ def _stamped(value: Any) -> str:
     if isinstance(value, dict):
         value = {k: v for k, v in value.items() if k not in ("created", "created_at")}
     return _canon(value)
+
+
+REFUSALS = CORPUS / "refusals.txt"
+
+
+def test_refusals_over_the_corpus_have_only_these_causes() -> None:
+    """Every refusal (``on_loss="error"``) over the corpus, by cause, is one listed, with its reason, in
+    ``refusals.txt``: a new cause fails here, so nothing the target can say is refused unnoticed."""
+    listed = {line for line in REFUSALS.read_text().splitlines() if line and not line.startswith("#")}
+    found: Counter[str] = Counter()
+    for _, fmt, what, body in _bodies():
+        for target in FORMATS:
+            if target == fmt:
+                continue
+            try:
+                convert(body, from_=fmt, to=target, what=what, split_calls=target == "openai-functions")  # type: ignore[arg-type]
+            except CannotExpress as exc:
+                cause = str(exc).split(": ", 1)[1].split(" cannot be expressed in ")[0]
+                found[f"{target}: {re.sub(r'[0-9]+', 'N', cause)}"] += 1
+    new = {cause: n for cause, n in found.items() if cause not in listed}
+    assert not new, f"refused for a cause not in {REFUSALS.name}: {new}"
+    assert sum(found.values()) > 1000  # the check ran over the corpus

@@ -28,6 +28,7 @@ __all__ = [
     "add_rerun_option",
     "add_run_options",
     "approver_from_args",
+    "gate_approver_from_args",
     "hooks_from_args",
     "is_model_file",
     "journal_from_args",
@@ -90,6 +91,13 @@ def add_rerun_option(parser: argparse.ArgumentParser) -> None:
 def approver_from_args(args: argparse.Namespace) -> Approver | None:
     """Who approves new side-effecting calls (``--approve``)."""
     return _approver(args.approve)
+
+
+def gate_approver_from_args(args: argparse.Namespace) -> Approver | None:
+    """Who answers the injection gate's questions (``--gate``): ``--approve``, except that ``--approve yes``,
+    a blanket approval of side effects, never approves a call the gate found driven by untrusted output
+    (that call is asked about on a terminal and paused otherwise, as with no ``--approve`` at all)."""
+    return _approver(None if args.approve == "yes" else args.approve)
 
 
 def rerun_approver_from_args(args: argparse.Namespace) -> Approver | None:

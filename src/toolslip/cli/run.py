@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import UsageError
 from .argtypes import at_least, check_model
-from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
+from .durable import add_run_options, gate_approver_from_args, hooks_from_args, journal_from_args
 from .files import load_output_type, load_tools_file
 from .interrupts import ctrl_c_held
 from .mcp_option import add_mcp_option, mcp_sources
@@ -103,6 +103,13 @@ def _handle(args: argparse.Namespace) -> int:
     json_only = args.json or args.output_type is not None  # stdout: the JSON alone
     out = sys.stderr if json_only else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
+    if args.server_tools and model.name.split(":")[0] in _NO_SERVER_TOOLS:
+        kinds = ", ".join(dict.fromkeys(t.kind for t in args.server_tools))
+        print(
+            f"warning: --server-tool {kinds} is left out: the {model.name} model runs no server tools "
+            "(the anthropic: and openai: services do)",
+            file=sys.stderr,
+        )
     renderer = Renderer(out)
     outcome = Outcome(renderer)
     # resume must rebuild the same model, so the journal records the resolved name, not an empty default
@@ -121,6 +128,11 @@ def _handle(args: argparse.Namespace) -> int:
     return code
 
 
+_NO_SERVER_TOOLS = frozenset({"scripted", "local"})
+"""Models that answer without ever running a server tool: a ``--server-tool`` given to them would vanish
+unnoticed (the HTTP formats without server tools refuse one in a sentence of their own)."""
+
+
 async def _run(
     args: argparse.Namespace, model: Model, local_tools: Any, outcome: Outcome, journal: Journal | None
 ) -> RunResult:
@@ -131,7 +143,7 @@ async def _run(
     if args.gate:  # after the journal's replayer, before dedup and approval
         from ..guard.policy import TaintGate
 
-        hooks.insert(1 if journal is not None else 0, TaintGate(approver=approver_from_args(args)))
+        hooks.insert(1 if journal is not None else 0, TaintGate(approver=gate_approver_from_args(args)))
     async with mcp_sources(args) as servers:
         tools = Toolbox([*(local_tools or ()), *servers])
         agent = Agent(

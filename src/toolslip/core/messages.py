@@ -132,6 +132,9 @@ class Reasoning:
 
     kind: ClassVar[str] = "reasoning"
     text: str = ""
+    summary: bool = False
+    """``text`` summarises the reasoning (the Responses API's ``summary``, OpenRouter's ``reasoning.summary``)
+    rather than being the reasoning itself (``reasoning_text``, ``reasoning_content``, a thinking block)."""
     signature: str | None = None
     encrypted: str | None = None
     source: str = ""
@@ -389,7 +392,7 @@ def part_to_dict(part: Part) -> dict[str, Any]:
         return {"kind": "image", "media_type": part.media_type, "data": part.data, "url": part.url}
     if isinstance(part, File | Reasoning):
         values = {f.name: getattr(part, f.name) for f in fields(part)}
-        return {"kind": part.kind, **{k: v for k, v in values.items() if v not in (None, "")}}
+        return {"kind": part.kind, **{k: v for k, v in values.items() if v not in (None, "", False)}}
     if isinstance(part, ToolCall):
         return {
             "kind": "tool_call",

@@ -103,10 +103,7 @@ class RepeatGuard(Hook):
         result = await asyncio.shield(earlier)
         if result.is_error:  # the first call failed: it was not remembered, so run this one
             return None
-        state.repeats += 1
-        state.answered.add(call.id)
-        if state.repeats > self.max_repeats:
-            state.force_answer = True
+        self._count(state, call)
         note = (
             f"not run again: {call.name} was already called with these arguments in this run, "
             f"and this is its earlier result. Use it to answer instead of calling {call.name} again."
@@ -118,6 +115,10 @@ class RepeatGuard(Hook):
         if key is None:
             return result
         state = self._state(ctx)
+        if result.outcome == "duplicate" and call.id not in state.answered:
+            # Another hook (Dedup, for side effects) answered this repeat before it reached this guard: a
+            # repeat all the same, or a model re-sending a payment would go on until the step limit.
+            self._count(state, call)
         pending = state.results.get(key)
         if pending is None:  # another hook answered the first call, or it was retried after a failure
             pending = state.results[key] = asyncio.get_running_loop().create_future()
@@ -126,6 +127,13 @@ class RepeatGuard(Hook):
             if result.is_error:
                 del state.results[key]
         return result
+
+    def _count(self, state: _State, call: ToolCall) -> None:
+        """One more repeat, answered without running; past ``max_repeats`` the next step must answer."""
+        state.repeats += 1
+        state.answered.add(call.id)
+        if state.repeats > self.max_repeats:
+            state.force_answer = True
 
     def _key(self, call: ToolCall, tool: Tool | None) -> tuple[str, str] | None:
         if call.name in self.exempt:

@@ -4,12 +4,15 @@ A user message holding ``tool_result`` blocks is a neutral ``tool`` message. Sys
 first turn go to the top-level ``system`` field; a system message later in the conversation (the API
 takes ``role: "system"`` there too) stays where it is, so nothing is reordered. ``thinking`` and
 ``redacted_thinking`` blocks are neutral Reasoning parts (signature and data kept verbatim),
-``document`` blocks with a base64, URL or file source are File parts; blocks with no neutral part (server
-tools, search results, anything new) become ``ProviderPart("anthropic", block)`` and go back unchanged.
+``document`` blocks with a base64, URL, file or plain-text source are File parts (plain text as its
+UTF-8 bytes); blocks with no neutral part (server tools, search results, anything new) become
+``ProviderPart("anthropic", block)`` and go back unchanged.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -155,10 +158,23 @@ def reasoning_to_wire(reasoning: Reasoning) -> Json | None:
     return out
 
 
+def plain_text(file: File) -> str | None:
+    """The text of an inline ``text/plain`` file, which Anthropic takes as a plain-text document (its source
+    holds the text itself, not base64); ``None`` for any other file, or bytes that are not UTF-8."""
+    if file.data is None or file.media_type != "text/plain":
+        return None
+    try:
+        return base64.b64decode(file.data, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
 def file_to_wire(file: File) -> Json | None:
     """A document block; ``None`` when Anthropic cannot read it (another provider's file id)."""
-    if file.data is not None:
-        source: Json = {"type": "base64", "media_type": file.media_type, "data": file.data}
+    if (words := plain_text(file)) is not None:
+        source: Json = {"type": "text", "media_type": "text/plain", "data": words}
+    elif file.data is not None:
+        source = {"type": "base64", "media_type": file.media_type, "data": file.data}
     elif file.url is not None:
         source = {"type": "url", "url": file.url}
     elif file.file_id is not None and file.source == NAME:
@@ -321,7 +337,7 @@ def _image_from_wire(source: object) -> Image | None:
 
 
 def _document_from_wire(block: Json) -> File | None:
-    """A document with a base64, URL or file source; text and content sources stay provider blocks."""
+    """A document with a base64, URL, file or plain-text source; content sources stay provider blocks."""
     source = block.get("source")
     title = block.get("title")
     if not isinstance(source, dict) or not isinstance(title, str | None):
@@ -329,6 +345,17 @@ def _document_from_wire(block: Json) -> File | None:
     kind = source.get("type")
     if kind == "base64" and source.keys() == {"type", "media_type", "data"} and isinstance(source["data"], str):
         return File(media_type=str(source["media_type"]), data=source["data"], name=title)
+    words = source.get("data")
+    if (
+        kind == "text"
+        and isinstance(words, str)
+        and source == {"type": "text", "media_type": "text/plain", "data": words}
+    ):
+        try:
+            data = base64.b64encode(words.encode()).decode()
+        except UnicodeEncodeError:  # a lone surrogate: no bytes to carry, so it stays a provider block
+            return None
+        return File(media_type="text/plain", data=data, name=title)
     if kind == "url" and source.keys() == {"type", "url"} and isinstance(source["url"], str):
         return File(media_type="application/pdf", url=source["url"], name=title)
     if kind == "file" and source.keys() == {"type", "file_id"} and isinstance(source["file_id"], str):

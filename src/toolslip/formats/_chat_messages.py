@@ -23,25 +23,24 @@ from ._memo import HistoryMemo
 from ._wire import (
     CHAT_FAMILY,
     EMPTY,
-    ERROR_PREFIX,
     OPENAI_FORMATS,
     Json,
     dump_arguments,
     image_from_url,
     image_to_url,
-    is_marked_error,
     leftover,
-    mark_error,
     need,
     obj,
     openai_file_from_wire,
     openai_file_to_wire,
     parse_arguments,
     seq,
+    split_error_mark,
     stash,
     text,
     unread_keys,
     unstash,
+    with_error_mark,
     with_fields,
 )
 
@@ -49,9 +48,10 @@ NAME = "openai-chat"
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
-_REASONING_FIELD_SET = frozenset(_REASONING_FIELDS)
 _REASONING_KEYS_ORDER = ("reasoning_details", *_REASONING_FIELDS)
 _REASONING_KEYS = frozenset(_REASONING_KEYS_ORDER)
+_DETAIL_KEYS = frozenset({"type", "text", "summary", "data", "signature"})
+"""The keys of a ``reasoning_details`` entry that a Reasoning part holds."""
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name", "refusal", *_REASONING_KEYS})
 _TOOL_MESSAGE_KEYS = frozenset({"role", "tool_call_id", "content"})
 _CALL_KEYS = frozenset({"id", "type", "function"})
@@ -126,7 +126,8 @@ def _file_fits(file: File) -> bool:
 
 
 def _reasoning_to_wire(parts: list[tuple[Reasoning, Json | None]], field: object, out: Json) -> None:
-    if field == "reasoning_details":
+    # Only OpenRouter's details can say that a text is a summary of the reasoning, not the reasoning.
+    if field == "reasoning_details" or (field is None and any(part.summary for part, _ in parts)):
         out["reasoning_details"] = [_detail_to_wire(part, mine) for part, mine in parts]
         return
     # DeepSeek and vLLM read reasoning back as reasoning_content; OpenRouter and Ollama as reasoning.
@@ -135,16 +136,23 @@ def _reasoning_to_wire(parts: list[tuple[Reasoning, Json | None]], field: object
 
 
 def _detail_to_wire(part: Reasoning, kept: Json | None) -> Json:
-    detail: Json = dict(kept["detail"]) if kept and "detail" in kept else {"type": "reasoning.text"}
-    kind = detail.get("type")
-    if kind == "reasoning.encrypted":
-        detail["data"] = part.encrypted
-    elif kind == "reasoning.summary":
-        detail["summary"] = part.text
+    """One ``reasoning_details`` entry: the one read, with the part's values in its keys (a key the entry did
+    not have is added only for a value, so an identity write adds no ``"text": ""``)."""
+    if kept and "detail" in kept:
+        detail: Json = dict(kept["detail"])
     else:
-        detail["text"] = part.text
-        if part.signature is not None:
-            detail["signature"] = part.signature
+        detail = {"type": "reasoning.summary" if part.summary else "reasoning.text"}
+    kind = detail.get("type")
+    values: Json
+    if kind == "reasoning.encrypted":
+        values = {"data": part.encrypted}
+    elif kind == "reasoning.summary":
+        values = {"summary": part.text}
+    else:
+        values = {"text": part.text, "signature": part.signature}
+    for key, value in values.items():
+        if key in detail or value:
+            detail[key] = value
     return detail
 
 
@@ -187,7 +195,11 @@ def _part_to_wire(part: Part, kept: Json | None) -> Json:
         return {**kept, **block} if kept else block
     if kind is Image:
         inner: Json = {"url": image_to_url(part)}  # type: ignore[arg-type]  # kind is Image
-        return {"type": "image_url", "image_url": {**kept, **inner} if kept else inner}
+        if not kept:
+            return {"type": "image_url", "image_url": inner}
+        kept = dict(kept)
+        beside = kept.pop("block", EMPTY)
+        return {**beside, "type": "image_url", "image_url": {**kept, **inner}}
     if kind is File:
         return {"type": "file", "file": openai_file_to_wire(part)}  # type: ignore[arg-type]  # kind is File
     if isinstance(part, ProviderPart):
@@ -213,15 +225,13 @@ def _toolmessage_to_wire(message: Message, out: list[Json]) -> None:
 def _result_content(result: ToolResult, kept: Mapping[str, Any]) -> Any:
     content = result.content
     if isinstance(content, str):
-        return mark_error(content) if result.is_error else content
-    if kept.get("shape") == "null" and not content:
+        return with_error_mark(content, "text") if result.is_error else content
+    if kept.get("shape") == "null" and not content and not result.is_error:
         return None
     part_kept = kept.get("parts", EMPTY)
     parts = [(p, part_kept.get(str(i))) for i, p in enumerate(content) if _ours(p)]
     wire = _content_to_wire(parts, {"shape": "list"}, "tool")
-    if result.is_error and not is_marked_error(content):
-        wire.insert(0, {"type": "text", "text": ERROR_PREFIX})
-    return wire
+    return with_error_mark(wire, "text") if result.is_error else wire
 
 
 def messages_from_wire(items: object, path: str = "messages") -> list[Message]:
@@ -283,7 +293,7 @@ def message_from_wire(data: Json, role: object, path: str) -> Message:
     if neutral == "assistant" and shape == "null":
         shape = None  # null is how an assistant says "no text"
     fields = _unconsumed(data, kept.get("reasoning"))
-    unread = unread_keys(leftover(fields, _REASONING_FIELD_SET)) if fields else []
+    unread = unread_keys(fields)  # OpenRouter's plain reasoning copy too: no other format takes it
     if part_kept:
         unread += _unread_parts(parts, part_kept)
     if role == "developer":
@@ -336,8 +346,12 @@ def _unread_parts(parts: list[Part], part_kept: dict[str, Json]) -> list[str]:
         part = parts[int(key)]
         if type(part) is ToolCall:
             value = {**value.get("fields", EMPTY), **value.get("function", EMPTY)}
-        elif type(part) is Reasoning or value.get("refusal"):
+        elif type(part) is Reasoning:  # a reasoning_details entry's keys with no neutral slot (id, format...)
+            value = leftover(value.get("detail", EMPTY), _DETAIL_KEYS)
+        elif value.get("refusal"):
             continue
+        elif "block" in value:  # an image part's keys beside image_url count as its own
+            value = {**leftover(value, frozenset({"block"})), **value["block"]}
         unread += unread_keys(value, f"parts[{key}].")
     return unread
 
@@ -351,11 +365,13 @@ def _reasoning_from_wire(data: Json, path: str, parts: list[Part], part_kept: di
             detail = obj(raw, f"{path}.reasoning_details[{j}]")
             part_kept[str(len(parts))] = {"detail": detail}
             encrypted = detail.get("data") if detail.get("type") == "reasoning.encrypted" else None
-            words = detail.get("summary") if detail.get("type") == "reasoning.summary" else detail.get("text")
+            summary = detail.get("type") == "reasoning.summary"
+            words = detail.get("summary") if summary else detail.get("text")
             signature = detail.get("signature")
             parts.append(
                 Reasoning(
                     text=words if isinstance(words, str) else "",
+                    summary=summary,
                     signature=signature if isinstance(signature, str) else None,
                     encrypted=encrypted if isinstance(encrypted, str) else None,
                     source=NAME,
@@ -391,10 +407,12 @@ def _content_from_wire(content: object, parent: str, key: str) -> tuple[list[Par
         if kind == "text":
             parts.append(Text(text=need(block, "text", f"{path}[{i}]")))
             rest = leftover(block, frozenset({"type", "text"})) if len(block) > 2 else None
-        elif kind == "image_url" and block.keys() == {"type", "image_url"} and isinstance(block["image_url"], dict):
+        elif kind == "image_url" and isinstance(block.get("image_url"), dict) and "block" not in block["image_url"]:
             image = obj(block["image_url"], f"{path}[{i}].image_url")
             parts.append(image_from_url(need(image, "url", f"{path}[{i}].image_url")))
             rest = leftover(image, frozenset({"url"})) if len(image) > 1 else None
+            if len(block) > 2:  # keys beside image_url ("text": null, cache_control): kept to go back as they came
+                rest = {**(rest or {}), "block": leftover(block, frozenset({"type", "image_url"}))}
         elif (
             kind == "file"
             and block.keys() == {"type", "file"}
@@ -451,14 +469,13 @@ def _call_path(parent: str, index: int | None) -> str:
 
 
 def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
-    content = data.get("content")
+    is_error, content = split_error_mark(data.get("content"), "text")
     kept: Json = {}
     if len(data) > 3:
         kept["fields"] = leftover(data, _TOOL_MESSAGE_KEYS)
     result_content: str | tuple[ResultPart, ...]
     if isinstance(content, str):
         result_content = content
-        is_error = is_marked_error(content)
     else:
         if content is None:
             kept["shape"] = "null"
@@ -469,7 +486,6 @@ def _result_from_wire(data: Json, path: str) -> tuple[ToolResult, Json]:
                     "a tool message's content parts must be text, images or files", f"{path}.content[{i}]"
                 )
         result_content = tuple(parts)  # type: ignore[arg-type]  # content parts are result parts
-        is_error = is_marked_error(parts)
         if part_kept:
             kept["parts"] = part_kept
     name = data.get("name")  # some compatible servers send it; it also stays in the stash

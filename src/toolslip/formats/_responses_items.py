@@ -17,24 +17,23 @@ from ..core.errors import CannotExpress, FormatError
 from ..core.messages import File, Image, Message, Part, ProviderPart, Reasoning, ResultPart, Text, ToolCall, ToolResult
 from ._wire import (
     EMPTY,
-    ERROR_PREFIX,
     OPENAI_FORMATS,
     Json,
     dump_arguments,
     image_from_url,
     image_to_url,
-    is_marked_error,
     leftover,
-    mark_error,
     need,
     obj,
     openai_file_from_wire,
     openai_file_to_wire,
     parse_arguments,
     seq,
+    split_error_mark,
     stash,
     unread_keys,
     unstash,
+    with_error_mark,
     with_fields,
 )
 
@@ -101,7 +100,11 @@ def _reasoning_to_wire(part: Reasoning, kept: Mapping[str, Any], full: bool, at:
     item = kept.get("reasoning")
     if item is not None and _reasoning_of(item) == part:
         return dict(item)
-    out: Json = {"type": "reasoning", "summary": [{"type": "summary_text", "text": part.text}] if part.text else []}
+    out: Json = {"type": "reasoning", "summary": []}
+    if part.text and part.summary:
+        out["summary"] = [{"type": "summary_text", "text": part.text}]
+    elif part.text:  # the reasoning itself, as gpt-oss and other open models return it
+        out["content"] = [{"type": "reasoning_text", "text": part.text}]
     if full:
         out = {"id": f"rs_{at}", **out}
     if part.encrypted is not None:
@@ -193,11 +196,9 @@ def _call_to_wire(call: ToolCall, kept: Mapping[str, Any], full: bool) -> Json:
 def _output_to_wire(result: ToolResult) -> Any:
     content = result.content
     if isinstance(content, str):
-        return mark_error(content) if result.is_error else content
+        return with_error_mark(content, "input_text") if result.is_error else content
     blocks = [_content_to_wire(p, "input_text", None) for p in content if fits(p)]
-    if result.is_error and not is_marked_error(content):
-        blocks.insert(0, {"type": "input_text", "text": ERROR_PREFIX})
-    return blocks
+    return with_error_mark(blocks, "input_text") if result.is_error else blocks
 
 
 def messages_from_wire(items: object, path: str = "input") -> list[Message]:
@@ -250,10 +251,12 @@ class _Reader:
         if kind == "function_call":
             self.add("assistant", call_from_wire(item, path), leftover(item, _CALL_KEYS))
         elif kind == "function_call_output":
-            content = _output_from_wire(item, path)
-            result = ToolResult(call_id=need(item, "call_id", path), content=content, is_error=is_marked_error(content))
+            is_error, content = _output_from_wire(item, path)
+            result = ToolResult(call_id=need(item, "call_id", path), content=content, is_error=is_error)
             self.add("tool", result, leftover(item, _OUTPUT_KEYS))
-        elif kind == "message" and item.get("role") == "assistant" and item.get("content"):
+        elif (
+            kind == "message" and item.get("role") == "assistant" and (item.get("content") or item.get("content") == "")
+        ):
             self._assistant(item, path)
         elif kind == "message" and item.get("role") in _ROLES:
             self.flush()
@@ -292,14 +295,17 @@ class _Reader:
 
 
 def _reasoning_of(item: Mapping[str, Any]) -> Reasoning | None:
-    """A reasoning item as a Reasoning part: its summaries (and any raw reasoning text) as one text."""
+    """A reasoning item as a Reasoning part: its summaries (and any raw reasoning text) as one text.
+
+    The text is a summary only when the item holds no raw reasoning (``content``) at all."""
     summary, content, encrypted = item.get("summary") or [], item.get("content") or [], item.get("encrypted_content")
     if not isinstance(summary, list) or not isinstance(content, list) or not isinstance(encrypted, str | None):
         return None
     texts = [s.get("text") for s in (*summary, *content) if isinstance(s, dict)]
     if not all(isinstance(t, str) for t in texts):
         return None
-    return Reasoning(text="\n\n".join(texts), encrypted=encrypted, source=NAME)  # type: ignore[arg-type]  # strs
+    text = "\n\n".join(texts)  # type: ignore[arg-type]  # all strs, checked above
+    return Reasoning(text=text, summary=bool(summary) and not content, encrypted=encrypted, source=NAME)
 
 
 def call_from_wire(item: Json, path: str) -> ToolCall:
@@ -352,9 +358,10 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
     return parts, kept
 
 
-def _output_from_wire(item: Json, path: str) -> str | tuple[ResultPart, ...]:
-    output = item.get("output")
+def _output_from_wire(item: Json, path: str) -> tuple[bool, str | tuple[ResultPart, ...]]:
+    """Whether an output carries toolslip's error mark, and its content without the mark."""
+    is_error, output = split_error_mark(item.get("output"), "input_text")
     if isinstance(output, str):
-        return output
+        return is_error, output
     parts, _ = _content_from_wire(output, f"{path}.output")
-    return tuple(p for p in parts if type(p) is not Reasoning and type(p) is not ToolCall)  # type: ignore[misc]
+    return is_error, tuple(p for p in parts if type(p) is not Reasoning and type(p) is not ToolCall)  # type: ignore[misc]

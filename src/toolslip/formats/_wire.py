@@ -16,7 +16,7 @@ OpenAI-only field across: each format reads only its own stash.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +29,7 @@ from .server_tools import render as render_server_tools
 Json = dict[str, Any]
 EMPTY: Mapping[str, Any] = {}
 ERROR_PREFIX = "Error: "
-"""How formats without an error flag (the OpenAI ones) mark an error result's content."""
+"""How formats without an error flag (the OpenAI ones) mark an error result: a first text part of exactly this."""
 
 
 def obj(value: object, path: str) -> Json:
@@ -77,18 +77,29 @@ def text_or_none(value: object, path: str) -> str | None:
     return None if value is None else text(value, path)
 
 
-def mark_error(content: str) -> str:
-    """An error result's text for a format without an error flag: ``"Error: "`` first, never twice."""
-    return content if is_marked_error(content) else ERROR_PREFIX + content
+def with_error_mark(content: str | list[Json], kind: str) -> list[Json]:
+    """An error result's wire content for a format with no error flag: the mark as a part of its own, then the
+    content (a string becomes one text part of type ``kind``), so the model reads "Error: ..." and the
+    flag travels as data: :func:`split_error_mark` finds exactly this part and nothing else."""
+    mark: Json = {"type": kind, "text": ERROR_PREFIX}
+    return [mark, {"type": kind, "text": content}] if isinstance(content, str) else [mark, *content]
 
 
-def is_marked_error(content: str | Sequence[object]) -> bool:
-    """Whether a result's content, in a format without an error flag, says it is an error (the mark above):
-    its text, or the text of its first part."""
-    if isinstance(content, str):
-        return content.startswith(ERROR_PREFIX)
-    first = content[0] if content else None
-    return type(first) is Text and first.text.startswith(ERROR_PREFIX)
+def split_error_mark(content: object, kind: str) -> tuple[bool, object]:
+    """Whether wire content starts with the mark :func:`with_error_mark` writes, and the content without it.
+
+    Only that separate part counts. A text that merely begins with ``"Error: "`` is what a tool or another
+    client wrote on a result that may well have succeeded, and reading the flag out of it would change both
+    the flag and the text (the OpenAI formats have no error field, so nothing else says it). The one text
+    part after the mark comes back as a string, as :func:`with_error_mark` wrote a string.
+    """
+    if not (isinstance(content, list) and content and content[0] == {"type": kind, "text": ERROR_PREFIX}):
+        return False, content
+    rest = content[1:]
+    only = rest[0] if len(rest) == 1 else None
+    if type(only) is dict and only.keys() == {"type", "text"} and only["type"] == kind and type(only["text"]) is str:
+        return True, only["text"]
+    return True, rest
 
 
 def _kind(value: object) -> str:

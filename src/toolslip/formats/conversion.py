@@ -12,9 +12,10 @@ writes it. What the target has no way to say is found *before* writing and handl
 
 Every loss, whatever the policy, is listed in :attr:`Conversion.lost`, one entry per thing. Some
 differences are not errors because the target has a standard spelling for them, and are always just
-reported: an error result sent to an OpenAI format (``"Error: "`` before its content), call ids sent to
-legacy functions (re-created on the way back), parallel calls split into single-call turns for legacy
-functions when ``split_calls=True``, the ``max_tokens`` Anthropic requires when the source set none.
+reported: an error result sent to an OpenAI format (a first text part ``"Error: "``, read back as the
+flag), call ids sent to legacy functions (re-created on the way back), parallel calls split into
+single-call turns for legacy functions when ``split_calls=True``, the ``max_tokens`` Anthropic requires
+when the source set none.
 
 What the formats share is translated, not reported: reasoning text (with its signature or encrypted
 form when the target's provider wrote it), documents and files, and the request knobs every format has
@@ -49,6 +50,7 @@ from ..core.messages import (
     UseTool,
 )
 from . import get_format
+from ._anthropic_blocks import plain_text
 from ._bedrock_blocks import document_format, image_format
 from ._wire import BOOKKEEPING, CHAT_FAMILY, EMPTY_VALUES, OPENAI_FORMATS, tool_list, unstash
 from .anthropic import DEFAULT_MAX_TOKENS
@@ -76,10 +78,14 @@ SHARED_FIELDS: dict[str, dict[str, str]] = {
     },
     "user": {"openai-chat": "user", "openai-responses": "user", "anthropic": "metadata.user_id"},
     "metadata": {"openai-chat": "metadata", "openai-responses": "metadata"},
+    "service_tier": {"openai-chat": "service_tier", "openai-responses": "service_tier"},
+    "reasoning_effort": {"openai-chat": "reasoning_effort", "openai-responses": "reasoning.effort"},
 }
 """Request fields with no neutral slot that mean the same in several formats: neutral name -> spelling.
 
-``metadata.user_id`` is Anthropic's one metadata key; OpenAI's ``metadata`` is a free map of strings.
+``metadata.user_id`` is Anthropic's one metadata key; OpenAI's ``metadata`` is a free map of strings. A
+dotted spelling is one key of an object field: the rest of that object (Responses' ``reasoning.summary``)
+is reported like any field the target has no slot for.
 Legacy functions spell everything as Chat does.
 """
 _SHARED_TOOL_FIELDS = {"defer_loading": frozenset({"anthropic", "openai-responses"})}
@@ -366,18 +372,25 @@ def _settings(plan: _Plan, settings: Settings) -> Settings:
     for key, value in settings.extra.items():
         if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
             continue  # says nothing (an empty list of tools, a null stop), or Settings.stop says it
+        if key == "tool_choice" and isinstance(settings.tool_choice, UseTool):
+            continue  # Chat's untyped spelling of the named choice that Settings.tool_choice holds
+        if key == "n" and value == 1 and type(value) is int:
+            plan.note("settings.extra.n", "request field 'n' (1, one answer: every format's default)", "left out")
+            continue
         if key in _NESTED_SETTINGS and isinstance(value, Mapping):
             _nested(plan, key, value, extra)
             continue
         if key == "max_completion_tokens" and max_tokens is None and type(value) is int:
             max_tokens = value  # Chat's newer name for the output limit
             continue
-        if key == "metadata" and plan.source == "anthropic" and isinstance(value, Mapping):
-            rest = dict(value)
-            if "user_id" in rest and _put(extra, "user", rest.pop("user_id"), plan.target):
-                if not rest:
-                    continue
-            value = rest
+        for name, spell in SHARED_FIELDS.items():
+            head, _, inner = spell.get(_family(plan.source), "").partition(".")
+            if inner and key == head and isinstance(value, Mapping) and inner in value:
+                rest = dict(value)
+                if _put(extra, name, rest.pop(inner), plan.target):
+                    value = {k: v for k, v in rest.items() if v not in EMPTY_VALUES}
+        if value in EMPTY_VALUES:
+            continue  # all of it said in the target's own spelling
         shared = next((n for n, spell in SHARED_FIELDS.items() if spell.get(_family(plan.source)) == key), None)
         if shared is not None and _put(extra, shared, value, plan.target):
             continue
@@ -565,7 +578,7 @@ def _reasoning(plan: _Plan, part: Reasoning, where: str) -> Part | None:
     if part.encrypted is not None:
         plan.cannot(f"{where}.encrypted", "the reasoning's encrypted content (only its text is carried)")
     # The target writes its own reasoning only: the text becomes the target's, the opaque parts stay behind.
-    return Reasoning(text=part.text, source=plan.target)
+    return Reasoning(text=part.text, summary=part.summary, source=plan.target)
 
 
 def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Text | None:
@@ -578,8 +591,13 @@ def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Tex
         problem = f"a file id of {file.source or 'another provider'}"
     elif file.url is not None and file.data is None and target in CHAT_FAMILY:
         problem = "a file by URL (Chat takes files inline or by file id)"
-    elif target == "anthropic" and file.data is not None and file.media_type != "application/pdf":
-        problem = f"a {file.media_type or 'typeless'} file (Anthropic documents are PDFs)"
+    elif (
+        target == "anthropic"
+        and file.data is not None
+        and file.media_type != "application/pdf"
+        and plain_text(file) is None
+    ):
+        problem = f"a {file.media_type or 'typeless'} file (Anthropic documents are PDFs or UTF-8 plain text)"
     elif target == "ollama":
         problem = "a file (Ollama messages carry text and images only)"
     elif target == "gemini" and in_result:
@@ -608,7 +626,9 @@ def _image(plan: _Plan, image: Image, where: str, *, in_result: bool) -> Image |
 
 
 def _result(plan: _Plan, result: ToolResult, where: str) -> ToolResult:
-    if result.is_error and (plan.target in OPENAI_FORMATS or plan.target == "ollama"):
+    if result.is_error and plan.target in OPENAI_FORMATS:
+        plan.note(where, "is_error flag", 'marked: a first text part "Error: " before the content')
+    elif result.is_error and plan.target == "ollama":
         plan.note(where, "is_error flag", 'marked: "Error: " before the content')
     if isinstance(result.content, str):
         return result

@@ -8,7 +8,8 @@ What is particular to this format:
   not a JSON object, so the loop can tell the model instead of crashing).
 - Results are one ``role: "tool"`` message per call, paired by ``tool_call_id``. Consecutive tool messages
   become one neutral ``tool`` message, and back. There is no error flag: an error result's content is
-  prefixed with ``"Error: "`` (reading it back does not guess ``is_error``).
+  a list whose first text part is exactly ``"Error: "``, the mark toolslip writes and the only thing it reads
+  back as ``is_error`` (a text that merely starts with ``"Error: "`` is a success as far as anyone can tell).
 - The system prompt is an ordinary ``system`` (or ``developer``) message in the list.
 - ``finish_reason``: stop, tool_calls, length, content_filter, function_call. A message with a
   ``refusal`` reads as stop reason ``refusal``.
@@ -166,6 +167,9 @@ def request_to_wire(request: Request) -> Json:
         body.update(settings.extra)
         if isinstance(settings.extra.get("stop"), str) and (settings.extra["stop"],) != settings.stop:
             body["stop"] = list(settings.stop)  # the one-string spelling read earlier no longer applies
+        named, untyped = settings.tool_choice, settings.extra.get("tool_choice")
+        if isinstance(named, UseTool) and untyped not in (None, {"function": {"name": named.name}}):
+            body["tool_choice"] = {"type": "function", "function": {"name": named.name}}  # another tool now
     output_to_wire(NAME, request.output, body)
     return body
 
@@ -178,6 +182,7 @@ def request_from_wire(body: object) -> Request:
     if isinstance(data.get("stop"), str):
         extra["stop"] = data["stop"]  # a single string: sent back as one (Settings.stop holds it too)
     choice = choice_from_wire(data, extra, _tool_choice_from_wire)
+    _untyped_choice(data, extra, choice)
     stop = data.get("stop")
     settings = Settings(
         max_tokens=data.get("max_tokens"),
@@ -201,11 +206,18 @@ def request_from_wire(body: object) -> Request:
 def _tool_choice_from_wire(choice: object) -> ToolChoice | None:
     if choice in ("auto", "none", "required"):
         return choice
-    if isinstance(choice, dict) and choice.get("type") == "function" and choice.keys() == {"type", "function"}:
+    if isinstance(choice, dict) and choice.get("type", "function") == "function" and "function" in choice:
         fn = choice["function"]
-        if isinstance(fn, dict) and fn.keys() == {"name"} and isinstance(fn["name"], str):
-            return UseTool(fn["name"])
+        if choice.keys() <= {"type", "function"} and isinstance(fn, dict) and fn.keys() == {"name"}:
+            return UseTool(fn["name"]) if isinstance(fn["name"], str) else None
     return None
+
+
+def _untyped_choice(data: Json, extra: Json, choice: ToolChoice | None) -> None:
+    """Keep a named choice sent without ``"type"`` (many clients do; the API takes it) as it was spelled."""
+    spelled = data.get("tool_choice")
+    if isinstance(choice, UseTool) and isinstance(spelled, dict) and "type" not in spelled:
+        extra["tool_choice"] = spelled
 
 
 # --- responses --------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ It is Chat Completions before tool calls existed, so this module translates to a
 - Declarations are ``functions: [{name, description, parameters}]`` (no wrapper, no ``strict``);
   the choice is ``function_call: "auto" | "none" | {"name": ...}`` (there is no "required").
 - An assistant message carries at most one ``function_call: {name, arguments}``, with no id.
-- A result is a ``role: "function"`` message paired by ``name``, with no id and no error flag.
+- A result is a ``role: "function"`` message paired by ``name``, with no id and no error flag
+  (an error result carries Chat's mark: a first text part ``"Error: "``).
 
 What it cannot express is never dropped quietly. Several calls in one assistant message raise
 :class:`~toolslip.core.errors.CannotExpress`, unless the caller passes ``split=True``: then each call becomes its

@@ -15,7 +15,8 @@ What is particular to this format:
   whole in the stash); hosted-tool items become ``ProviderPart("openai-responses", item)``, sent back
   unchanged.
 - The system prompt is ``instructions`` (or a ``system``/``developer`` message item).
-- There is no error flag on an output: an error result is sent with ``"Error: "`` before its content.
+- There is no error flag on an output: an error result's output is a list whose first ``input_text`` part is
+  exactly ``"Error: "``, the mark toolslip writes and the only thing it reads back as ``is_error``.
 - A response has no finish reason: ``status`` (``completed``, ``incomplete`` with
   ``incomplete_details.reason``, ``failed``...) and the items say why it stopped.
 - There are no stop sequences; ``max_output_tokens`` is the output limit.

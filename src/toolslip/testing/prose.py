@@ -332,10 +332,18 @@ def _role(name: str, schema: Mapping[str, Any], tool: set[str]) -> str:
         return "bool"
     if "iban" in about or (about & {"recipient", "account"} and tool & {"money", "transaction", "pay"}):
         return "iban"
-    if about & {"email", "mail"} or name in ("to", "cc", "bcc", "recipients", "participants"):
+    named = {stem(w) for w in _split_name(name)}
+    if named & {"email", "mail"} or name in ("to", "cc", "bcc", "recipients", "participants"):
         return "email"
     if name.endswith("id"):
         return "id"
+    # The name says what a property is before its description does: "subject: The subject of the email."
+    # is a subject, although its description names an email.
+    by_name = next((role for words, role in _STRING_ROLES if named & words), None)
+    if by_name is not None:
+        return by_name
+    if about & {"email", "mail"}:
+        return "email"
     return next((role for words, role in _STRING_ROLES if about & words), "string")
 
 
@@ -531,8 +539,9 @@ def _fill(
         if value is not None:
             arguments[name] = [value] if schema.get("type") == "array" and not isinstance(value, list) else value
             score += 2 if role not in ("string", "text", "title") else 0.5
-            if isinstance(value, str):
-                values.used.add(value)
+            values.used.update(
+                [value] if isinstance(value, str) else map(str, value) if isinstance(value, list) else ()
+            )
     into = text_param or title_param
     needs, after, encode = None, None, _encoding(clause)
     if into is not None and spec.name not in ctx.read_only and values.any_quote() is None:
@@ -576,6 +585,8 @@ def _value(
     if role == "email":
         found = [v for v in values.all(_EMAIL) if v not in values.used]
         return found if schema.get("type") == "array" and found else (found[0] if found else None)
+    if role == "amount" and _ALL_OF_IT.search(values.clause):
+        return _largest_amount(ctx)
     if role in ("amount", "number"):
         number = values.first(_MONEY if role == "amount" else _NUMBER)
         return float(number.replace(",", "")) if number else None
@@ -589,6 +600,27 @@ def _value(
         fallback = _SPELLED.get(role)
         return near or (values.first(fallback) if fallback is not None else None)
     return None
+
+
+_ALL_OF_IT = re.compile(
+    r"\bas (?:much|many)\b[^.]*\bas (?:possible|you can)"
+    r"|\ball (?:of )?(?:the |their |your |my )?(?:money|funds|balance)"
+    r"|\b(?:entire|whole|full) balance|\bmaximum amount|尽可能多|全部(?:的)?(?:钱|余额)",
+    re.I,
+)
+"""An amount asked for as "as much as possible": the largest one the reader has seen, not a token sum."""
+
+
+def _largest_amount(ctx: _Context) -> float:
+    """The largest amount or balance in the results read so far; with none seen, a sum no account holds
+    less than, since the instruction sets no limit."""
+    seen = [
+        float(value)
+        for o in ctx.objects
+        for key, value in o.items()
+        if isinstance(value, int | float) and not isinstance(value, bool) and re.search("amount|balance", key, re.I)
+    ]
+    return max(seen, default=1_000_000.0)
 
 
 def _identity(name: str, schema: Mapping[str, Any], values: _Values, clause_words: set[str], ctx: _Context) -> Any:
