@@ -29,6 +29,7 @@ reasoning summaries) does not count as a change, but any changed character does.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -475,6 +476,8 @@ def _anthropic_blocks(bag: _Bag, side: str, content: Any) -> None:
         elif kind == "document":
             source = block.get("source") or {}
             key = source.get("data") or source.get("url") or source.get("file_id")
+            if source.get("type") == "text" and isinstance(key, str):  # a plain-text document holds the text itself
+                key = base64.b64encode(key.encode()).decode()
             bag.add("media", ("file", key if isinstance(key, str) else _canon(source)))
         else:  # server_tool_use, *_tool_result, tool_reference, search_result, container_upload...
             bag.add("hosted", kind)

@@ -48,7 +48,9 @@ def test_response_reads_function_call() -> None:
 
 
 def test_parallel_calls_are_refused_unless_split() -> None:
-    with pytest.raises(CannotExpress, match=r"messages\[1\]\.tool_calls: 2 calls in one assistant message.*split=True"):
+    with pytest.raises(
+        CannotExpress, match=r"messages\[1\]\.tool_calls: 2 calls in one assistant message.*--split-calls"
+    ):
         fmt.messages_to_wire(PARALLEL)
     wire = fmt.messages_to_wire(PARALLEL, split=True)
     assert [(m["role"], m.get("name"), m.get("content")) for m in wire] == [

@@ -210,6 +210,9 @@ def _stamped(value: Any) -> str:
 
 
 REFUSALS = CORPUS / "refusals.txt"
+REVIEWED_TARGETS = ("openai-chat", "openai-responses", "openai-functions", "anthropic")
+"""The targets whose refusals over this corpus were reviewed cause by cause (issue 30). Gemini, Converse and
+Ollama as targets are checked for silent loss by the tests above; their refusals are not yet reviewed."""
 
 
 def test_refusals_over_the_corpus_have_only_these_causes() -> None:
@@ -218,7 +221,7 @@ def test_refusals_over_the_corpus_have_only_these_causes() -> None:
     listed = {line for line in REFUSALS.read_text().splitlines() if line and not line.startswith("#")}
     found: Counter[str] = Counter()
     for _, fmt, what, body in _bodies():
-        for target in FORMATS:
+        for target in REVIEWED_TARGETS:
             if target == fmt:
                 continue
             try:

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ..core.errors import FormatError
-from ..core.messages import File, Image, ModelResponse, Request, Settings, StopReason, Text, ToolChoice, ToolSpec
+from ..core.messages import File, Image, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec
 from .server_tools import render as render_server_tools
 
 Json = dict[str, Any]
@@ -75,6 +75,12 @@ def need(data: Json, key: str, path: str) -> str:
 def text_or_none(value: object, path: str) -> str | None:
     """A string field the services also send as ``null`` (descriptions...)."""
     return None if value is None else text(value, path)
+
+
+def mark_error(content: str) -> str:
+    """An error result's text for a format whose content is one string and has no error flag (Ollama): the
+    mark first, never twice. Its reader does not infer the flag back; ``toolslip.convert`` reports it."""
+    return content if content.startswith(ERROR_PREFIX) else ERROR_PREFIX + content
 
 
 def with_error_mark(content: str | list[Json], kind: str) -> list[Json]:
