@@ -126,7 +126,11 @@ MESSAGES: dict[str, Any] = {
 MESSAGES_REFUSED: dict[str, str] = {}
 
 # Sent by every request of the endpoint, so they are not fields under test.
-BASE_FIELDS = {"model", "messages", "input", "max_tokens", "stream"}
+BASE_FIELDS = {
+    "chat": {"model", "messages", "stream"},
+    "responses": {"model", "input", "stream"},
+    "messages": {"model", "messages", "max_tokens", "stream"},
+}
 
 SDK_TYPES = {
     "chat": completion_create_params.CompletionCreateParamsNonStreaming,
@@ -150,7 +154,7 @@ def fields(kind: str) -> dict[str, Any]:
     """Every field of the installed SDK's request type (but the base ones) with the value to send."""
     out: dict[str, Any] = {}
     for name, annotation in sorted(annotations(kind).items()):
-        if name in BASE_FIELDS:
+        if name in BASE_FIELDS[kind]:
             continue
         if name in TABLES[kind]:
             out[name] = TABLES[kind][name]
