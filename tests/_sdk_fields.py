@@ -161,5 +161,7 @@ def fields(kind: str) -> dict[str, Any]:
         elif annotation.startswith("Optional["):
             out[name] = None  # a field newer than this table: null is a value its type allows
         else:
-            raise AssertionError(f"the installed SDK's {kind} request has a field {name!r} ({annotation}): give it a value")
+            raise AssertionError(
+                f"the installed SDK's {kind} request has a new field {name!r} ({annotation}): add a value"
+            )
     return out

@@ -183,7 +183,8 @@ def test_the_grammar_names_each_tool_and_offers_text_only_when_allowed() -> None
 
 
 def test_an_answer_may_not_begin_like_a_call_where_calls_are_offered() -> None:
-    rule = next(line for line in tool_grammar([WEATHER], allow_text=True, max_calls=1).splitlines() if line.startswith("text ::="))
+    grammar = tool_grammar([WEATHER], allow_text=True, max_calls=1)
+    rule = next(line for line in grammar.splitlines() if line.startswith("text ::="))
     first = rule.split("]", 1)[0]
     for mark in ("<", "{", ">", "\\[", "`"):
         assert mark in first, f"an answer may still begin with {mark}"

@@ -30,8 +30,8 @@ from ..core.model import IGNORED
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
 from .local_decode import Aborter, Generated, generate
-from .local_settings import triage
 from .local_probe import check_library
+from .local_settings import triage
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["LoadedModel", "LocalModel", "available", "create_model", "load_llama", "local_model"]
 
 INSTALL_HINT = "pip install 'toolslip[local]'"
+
 
 @dataclass(frozen=True, slots=True)
 class LoadedModel:
@@ -157,7 +158,9 @@ class LocalModel:
         # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
         # writing calls as text instead of answering.
         prompt = loaded.template.render(request.messages, request.tools if calling else ())
-        grammar = self._grammar(tools, allow_text=allow_text, max_calls=max_calls) if self.grammar and request.tools else None
+        grammar = (
+            self._grammar(tools, allow_text=allow_text, max_calls=max_calls) if self.grammar and request.tools else None
+        )
         shown = _Shown(screen=calling)
         async for piece in _pieces(loaded, prompt, picked.options, grammar):
             if isinstance(piece, Generated):

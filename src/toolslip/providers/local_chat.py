@@ -206,7 +206,9 @@ def parse_output(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCa
     like a call (``{"temp": 28}``) stays part of the answer.
     """
     names = {t.name for t in tools}
-    spans: list[tuple[int, int, ToolCall]] = [(m.start(), m.end(), _tagged_call(m.group(1))) for m in _TAGGED.finditer(text)]
+    spans: list[tuple[int, int, ToolCall]] = [
+        (m.start(), m.end(), _tagged_call(m.group(1))) for m in _TAGGED.finditer(text)
+    ]
     decoder = json.JSONDecoder()
     at = text.find("{")
     while at >= 0:
@@ -220,7 +222,9 @@ def parse_output(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCa
         except json.JSONDecodeError:
             if leading and _NAMED.match(text, at):  # a call cut short (by max_tokens) or mistyped
                 body = text[at:].strip()
-                spans.append((at, len(text), ToolCall(id=_new_id(), name=_loose_name(body), arguments=None, raw_arguments=body)))
+                spans.append(
+                    (at, len(text), ToolCall(id=_new_id(), name=_loose_name(body), arguments=None, raw_arguments=body))
+                )
                 break
             at = text.find("{", at + 1)
             continue

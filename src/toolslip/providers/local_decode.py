@@ -64,7 +64,7 @@ def generate(
     *,
     grammar: Any,
     cancel: threading.Event,
-    emit: Callable[[str], None],
+    emit: Callable[[str], object],
 ) -> Generated:
     """Generate from ``prompt`` under ``grammar``, calling ``emit`` with each new piece of text.
 
@@ -84,11 +84,9 @@ def generate(
     stops: Sequence[str] = [s for s in options["stop"] if s]
     hold = max((len(s) for s in stops), default=1) - 1
     llama.set_seed(int(options["seed"]))
-    sampling = {k: options[k] for k in ("top_p", "top_k", "min_p", "repeat_penalty") if k in options}
-    sampling.update(
-        {k: options[k] for k in ("presence_penalty", "frequency_penalty") if k in options},
-        temp=float(options["temperature"]),
-    )
+    names = ("top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty")
+    sampling: dict[str, Any] = {k: options[k] for k in names if k in options}
+    sampling["temp"] = float(options["temperature"])
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     text, sent, finish, count = "", 0, "length", 0
     written: list[int] = []
