@@ -42,15 +42,20 @@ def test_the_weather_question_takes_two_model_calls(tmp_path: Path) -> None:
 
 def test_ctrl_c_stops_a_long_answer_within_two_seconds_with_one_line(tmp_path: Path) -> None:
     child = spawn("Do not use any tool. Write a long story, at least 600 words, about a dragon.", tmp_path)
-    child.expect("model: local")
+    child.expect(r"model: local[^\n]*\n")
     child.expect(r"\w+\W+\w+\W+\w+\W+\w+")  # the answer is being written, word by word
     child.sendintr()
     pressed = time.perf_counter()
+    child.expect("toolslip run: interrupted", timeout=10)
+    stopped = time.perf_counter() - pressed  # the generation has stopped and the run unwound
+    said = child.before + child.after
     child.expect(pexpect.EOF, timeout=10)
-    elapsed = time.perf_counter() - pressed
+    exited = time.perf_counter() - pressed  # and the interpreter has freed the model and gone
     child.close()
-    after = (child.before or "").split("^C")[-1]
-    assert child.exitstatus == 130 and elapsed < 2.0, (elapsed, after)
+    after = (said + (child.before or "")).split("^C")[-1]
+    # The generation stops within a second (0.02 s measured). Leaving the interpreter (freeing the model,
+    # finalisation) took another 0.9-2.5 s on the shared 2-core machine at load average 11: bounded loosely.
+    assert child.exitstatus == 130 and stopped < 1.0 and exited < 5.0, (stopped, exited, after)
     lines = [line for line in after.splitlines() if line.strip()]
     assert lines[-1] == "toolslip run: interrupted" and "Traceback" not in after
     assert sum("interrupted" in line for line in lines) == 1

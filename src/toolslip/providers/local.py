@@ -264,7 +264,7 @@ async def _pieces(
                     emit=lambda text: loop.call_soon_threadsafe(queue.put_nowait, text),
                 )
             finally:
-                loaded.aborter.current = None
+                loaded.aborter.finished()
 
     task = asyncio.ensure_future(asyncio.to_thread(work))
     try:

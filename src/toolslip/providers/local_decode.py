@@ -11,6 +11,7 @@ takes effect within milliseconds. Usage is counted exactly: the prompt's tokens 
 from __future__ import annotations
 
 import codecs
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Aborter", "Generated", "Stopped", "generate"]
 
+_LLAMA_LOG = logging.getLogger("llama-cpp-python")  # llama-cpp-python prints llama.cpp's log by its level
+
 
 class Stopped(Exception):
     """The generation was stopped from outside (its event was set) before it finished."""
@@ -34,6 +37,7 @@ class Aborter:
 
     current: threading.Event | None = None
     _callback: Any = field(default=None, repr=False)
+    _quiet: int | None = field(default=None, repr=False)
     """The ctypes function pointer; kept here so it lives as long as the context that calls it."""
 
     def install(self, llama: Llama) -> None:
@@ -44,7 +48,21 @@ class Aborter:
 
     def aborted(self) -> bool:
         event = self.current
-        return event is not None and event.is_set()
+        if event is None or not event.is_set():
+            return False
+        if self._quiet is None:
+            # llama.cpp reports the abort it was asked for as an error ("decode: removing memory module
+            # entries..."), which would be the last line a user sees after Ctrl-C; it is expected here.
+            self._quiet = _LLAMA_LOG.level
+            _LLAMA_LOG.setLevel(logging.CRITICAL)
+        return True
+
+    def finished(self) -> None:
+        """The generation is over: stop watching its event, and let llama.cpp's errors through again."""
+        self.current = None
+        if self._quiet is not None:
+            _LLAMA_LOG.setLevel(self._quiet)
+            self._quiet = None
 
 
 @dataclass(frozen=True, slots=True)
