@@ -22,12 +22,13 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.errors import ConfigError, ProviderError
 from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
 from ..core.model import IGNORED
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
+from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
 from .local_decode import Aborter, Generated, generate
 from .local_probe import check_library
@@ -125,7 +126,10 @@ class LocalModel:
     seed: int = 0
     max_tokens: int = 512
     grammar: bool = True
-    """Constrain tool calls with a grammar built from the tools' schemas (needed by the 0.5B model)."""
+    """Constrain tool calls with a grammar built from the tools' schemas (needed by the 0.5B model), and a
+    structured answer (``Request.output``) with one built from its schema."""
+    output_mode: ClassVar[str] = "native"
+    """Typed answers are asked for in ``Request.output``, which the grammar then guarantees."""
     repeat_guard: bool = True
     """Asked again for a call already answered in the conversation it was given, answer instead (same request).
 
@@ -157,10 +161,9 @@ class LocalModel:
         calling = bool(request.tools) and settings.tool_choice != "none"
         # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
         # writing calls as text instead of answering.
-        prompt = loaded.template.render(request.messages, request.tools if calling else ())
-        grammar = (
-            self._grammar(tools, allow_text=allow_text, max_calls=max_calls) if self.grammar and request.tools else None
-        )
+        messages = request.messages if request.output is None else with_answer_schema(request.messages, request.output)
+        prompt = loaded.template.render(messages, request.tools if calling else ())
+        grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
         shown = _Shown(screen=calling)
         async for piece in _pieces(loaded, prompt, picked.options, grammar):
             if isinstance(piece, Generated):
@@ -172,8 +175,8 @@ class LocalModel:
         if calls and self.repeat_guard and allow_text:
             calls = fresh_calls(calls, request.messages)
             if not calls:  # each call repeats one already answered: the answer is decoded instead
-                prompt = loaded.template.render(answer_messages(request.messages), ())
-                answer = self._grammar((), allow_text=True, max_calls=None) if self.grammar else None
+                prompt = loaded.template.render(answer_messages(messages), ())
+                answer = self._grammar(request, (), allow_text=True, max_calls=None)
                 shown = _Shown(screen=False)
                 async for piece in _pieces(loaded, prompt, picked.options, answer):
                     if isinstance(piece, Generated):
@@ -199,10 +202,19 @@ class LocalModel:
                 yield event
         yield ResponseDone(response=response)
 
-    def _grammar(self, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None) -> Any:
+    def _grammar(
+        self, request: Request, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None
+    ) -> Any:
+        """The compiled grammar: ``tools``' calls and/or an answer (free text, or ``request.output``'s JSON)."""
         from llama_cpp.llama_grammar import LlamaGrammar
 
-        return LlamaGrammar.from_string(tool_grammar(tools, allow_text=allow_text, max_calls=max_calls), verbose=False)
+        if not self.grammar or not (request.tools or request.output):
+            return None
+        if request.output is not None and allow_text:
+            source = answer_grammar(request.output, tools, max_calls=max_calls)
+        else:  # with no tools left (an answer instead of a repeated call), only the text branch remains
+            source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls)
+        return LlamaGrammar.from_string(source, verbose=False)
 
 
 @dataclass
