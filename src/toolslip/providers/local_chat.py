@@ -143,12 +143,13 @@ def _result_text(result: ToolResult) -> str:
 
 # Where a call is allowed, an answer may not start like one: "<" (a tag), "{" or "[" (untagged JSON), ">"
 # (the 0.5B model wrote ``>{"name": ...}`` after a repeated call, and it was returned as the answer) or
-# "`" (a fenced block), nor "(" (the 0.5B model wrapped its whole weather answer in parentheses).
-# Whatever spelling a call takes further in, parse_output still reads it as a call.
+# "`" (a fenced block). Whatever spelling a call takes further in, parse_output still reads it as a call.
+# "(" stays allowed: the 0.5B model once wrapped its weather answer in parentheses, but with "(" banned it
+# answered "抱歉，我无法提供实时天气信息。" ("sorry, no real-time weather") instead (issue 26).
 # Where only an answer is allowed (tool_choice "none"), the 0.5B model echoes the call or the tool result
 # as text, so quotes and brackets may not start it either. Both were chosen by measuring the weather
 # task; forbidding every punctuation start in both cases made the model write nonsense (0/12 answers).
-_TEXT_RULE = "text ::= [^<{\\[>`( \\t\\n] [^\\x00]*"
+_TEXT_RULE = "text ::= [^<{\\[>` \\t\\n] [^\\x00]*"
 _ANSWER_RULE = "text ::= [^<{`\\[ \\t\\n\"'>(] [^\\x00]*"
 
 
