@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,7 @@ from .mcp_option import add_mcp_option, mcp_sources
 from .outcome import Outcome
 from .render import Renderer
 from .resume import finish, is_model_file, load_model
+from .streams import stdout_to_stderr
 
 if TYPE_CHECKING:
     from ..core.messages import ServerTool
@@ -82,6 +85,8 @@ def _handle(args: argparse.Namespace) -> int:
     if len(args.items) > 2:
         raise UsageError("give at most a tools file and one question; quote the question")
     args.tools, args.question = args.items if len(args.items) == 2 else (None, args.items[0])
+    if args.tools is not None and args.question.endswith(".py") and not args.tools.endswith(".py"):
+        raise UsageError(f"the tools file comes first: toolslip run {args.question} {shlex.quote(args.tools)}")
     if args.tools is None and args.question.endswith(".py"):
         raise UsageError(f"no question: {args.question} looks like the tools file; give the question after it")
     if not args.question.strip():
@@ -95,14 +100,16 @@ def _handle(args: argparse.Namespace) -> int:
         check_model(args.model)
     with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
-    out = sys.stderr if args.json or args.output_type is not None else sys.stdout  # stdout: the JSON alone
+    json_only = args.json or args.output_type is not None  # stdout: the JSON alone
+    out = sys.stderr if json_only else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)
     outcome = Outcome(renderer)
     # resume must rebuild the same model, so the journal records the resolved name, not an empty default
     args.model = args.model or model.name
     journal = journal_from_args(args)
-    result = asyncio.run(_run(args, model, local_tools, outcome, journal))
+    with stdout_to_stderr() if json_only else contextlib.nullcontext():  # a tool's prints too
+        result = asyncio.run(_run(args, model, local_tools, outcome, journal))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
         renderer.streamed = True  # the answer is in the JSON
