@@ -7,9 +7,14 @@ Prints, measured in one run on this machine:
 * prompt and generation tokens/s with one and with two threads, interleaved, medians;
 * the weather episode's wall time (greedy decoding, the repeated-call guard on), median;
 * the success rate of the weather task over sampled runs (temperature > 0, a different seed each):
-  success = get_weather was executed and the final answer holds the temperature (28).
+  success = get_weather was executed and the final answer holds the temperature (28);
+* the examples' eval suite (examples/suite_expenses.py: three weather questions, a two-currency trip total,
+  an expense report): greedy pass^1 per task, then ``--k`` trials sampled at ``--temperature`` (a seed
+  per trial) for pass^1 and pass^k per task, and seconds per answer. No loop hook is added: the repeat
+  guard is the model's own (issue 26), as for ``toolslip.run("local", ...)`` and ``serve``.
 
-    python benchmarks/local_model.py [--model local] [--runs 10] [--temperature 0.7] [--repeats 3]
+    python benchmarks/local_model.py [--model local] [--runs 10] [--temperature 0.7] [--repeats 3] [--k 3]
+    python benchmarks/local_model.py --suite-only      # just the eval suite
 """
 
 from __future__ import annotations
@@ -19,10 +24,16 @@ import asyncio
 import importlib.util
 import io
 import statistics
+import sys
 import tempfile
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from toolslip.evals import Task
+from toolslip.evals.estimators import pass_hat_k
+from toolslip.evals.runner import Progress, evaluate
+from toolslip.evals.summary import summarize
 from toolslip.loop import Agent
 from toolslip.messages import Message, Settings
 from toolslip.providers.local import LocalModel, local_model
@@ -77,13 +88,53 @@ async def episode(model: LocalModel, tools: Toolbox, settings: Settings) -> tupl
     return executed and "28" in result.output, seconds, result.steps
 
 
+@dataclass(frozen=True)
+class SampledLocal:
+    """The local model as an eval's trial model: each trial samples with its own seed, the weights shared."""
+
+    model: LocalModel
+    temperature: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.model.name}@{self.temperature}"
+
+    def for_trial(self, task: Task, seed: int) -> LocalModel:
+        return replace(self.model, temperature=self.temperature, seed=seed % 2**31)
+
+
+async def suite_figures(model: LocalModel, k: int, temperature: float) -> None:
+    """pass^1 and pass^k per task of the examples' suite, greedy and sampled, and seconds per answer."""
+    sys.path.insert(0, str(EXAMPLE.parent))  # the suite imports its neighbours, as `toolslip eval` allows
+    from suite_expenses import suite
+
+    for label, trial_model, trials in (
+        ("greedy", model, 1),
+        (f"temperature {temperature}", SampledLocal(model, temperature), k),
+    ):
+        records = await evaluate(suite, [trial_model], k=trials, concurrency=1, progress=Progress(0, io.StringIO()))
+        (summary,) = summarize(records)
+        print(f"eval suite {suite.name!r}, {label}, {trials} trial(s) per task:")
+        for stats in summary.tasks:
+            seconds = statistics.median(t.seconds for t in stats.trials) if stats.trials else float("nan")
+            hats = "  ".join(f"pass^{j} {pass_hat_k(stats.n, stats.c, j):.2f}" for j in sorted({1, trials}))
+            reasons = ",".join(sorted({t.reason for t in stats.trials if not t.success})) or "-"
+            print(f"  {stats.task:20} {stats.c}/{stats.n}  {hats}  {seconds:5.1f} s/answer  failures: {reasons}")
+        print(f"  suite pass^1 {summary.pass_hat(1):.3f}, pass^{trials} {summary.pass_hat(trials):.3f}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local", help="local, local:qwen2.5-coder-1.5b or local:PATH.gguf")
     parser.add_argument("--runs", type=int, default=10, help="sampled weather runs for the success rate")
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--repeats", type=int, default=3, help="repetitions of the timing measurements")
+    parser.add_argument("--k", type=int, default=3, help="sampled trials per task of the eval suite")
+    parser.add_argument("--suite-only", action="store_true", help="run only the eval suite")
     args = parser.parse_args()
+    if args.suite_only:
+        await suite_figures(local_model(args.model), args.k, args.temperature)
+        return
 
     name = args.model.partition(":")[2] or "qwen2.5-coder-0.5b"
     if name in CATALOGUE:
@@ -122,6 +173,7 @@ async def main() -> None:
         sampled.append(success)
         print(f"  seed {seed}: {'ok ' if success else 'FAIL'} {seconds:5.1f} s, {calls} model calls")
     print(f"weather success rate, temperature {args.temperature}: {sum(sampled)}/{len(sampled)}")
+    await suite_figures(one, args.k, args.temperature)
 
 
 if __name__ == "__main__":

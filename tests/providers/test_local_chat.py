@@ -8,7 +8,14 @@ import pytest
 
 from toolslip.errors import ConfigError
 from toolslip.messages import Image, Message, ProviderPart, Text, ToolCall, ToolResult, ToolSpec
-from toolslip.providers.local_chat import ChatTemplate, parse_output, tool_grammar
+from toolslip.providers.local_chat import (
+    ANSWER_PROMPT,
+    ChatTemplate,
+    answer_messages,
+    fresh_calls,
+    parse_output,
+    tool_grammar,
+)
 
 WEATHER = ToolSpec(
     name="get_weather",
@@ -116,16 +123,52 @@ def test_a_malformed_tagged_call_reaches_the_loop_with_its_raw_text() -> None:
     assert calls[0].raw_arguments == '{"name": "get_weather", "arguments": {"city":'
 
 
+# How the 0.5B model wrote its slips as text (issue 26): after a repeated call, in front of a code fence,
+# cut short by max_tokens, as a JSON list, inside a sentence.
 @pytest.mark.parametrize(
     "text",
     [
-        '{"name": "get_weather", "arguments": {"town": "北京"}}',  # does not fit the schema
-        '{"name": "send_mail", "arguments": {}}',  # not an offered tool
-        '{"temp": 28}',  # JSON, but not a call
+        '>{"name": "get_weather", "arguments": {"city": "北京"}}',
+        '> {"name": "get_weather", "arguments": {"city": "北京"}}\n',
+        '>>{"name": "get_weather", "arguments": {"city": "北京"}}',
+        '```\n{"name": "get_weather", "arguments": {"city": "北京"}}\n```',
+        '[{"name": "get_weather", "arguments": {"city": "北京"}}]',
+        'I will call {"name": "get_weather", "arguments": {"city": "北京"}} now.',
+        '{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "北京"}}}',
+        '</tool_call>\n{"name": "get_weather", "arguments": {"city": "北京"}}',
+    ],
+)
+def test_every_spelling_of_a_slip_is_a_call(text: str) -> None:
+    answer, calls = parse_output(text, [WEATHER])
+    assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "北京"})]
+    assert "name" not in answer and "{" not in answer
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "arguments"),
+    [
+        ('>{"name": "get_weather", "arguments": {"city": "Bei', "get_weather", None),  # cut at max_tokens
+        ('{"name": "get_weather", "arguments": "Beijing"}', "get_weather", None),  # not an object
+        ('{"name": "get_weather", "arguments": {"town": "北京"}}', "get_weather", {"town": "北京"}),  # wrong keys
+        ('{"name": "send_mail", "arguments": {}}', "send_mail", {}),  # not an offered tool
+    ],
+)
+def test_a_malformed_slip_is_a_malformed_call_never_the_answer(text: str, name: str, arguments: object) -> None:
+    # the loop answers each with an error result the model can act on (bad JSON, schema, unknown tool)
+    answer, calls = parse_output(text, [WEATHER])
+    assert answer == "" and [(c.name, c.arguments) for c in calls] == [(name, arguments)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"temp": 28}',  # JSON, but not shaped like a call
+        'The tool said {"city": "北京", "temp": 28}.',
+        'Mail tools look like {"name": "send_mail", "arguments": {}}.',  # names no offered tool, mid-sentence
         "It is 28 degrees in Beijing.",
     ],
 )
-def test_untagged_json_that_is_not_a_valid_call_stays_an_answer(text: str) -> None:
+def test_text_that_is_not_a_call_stays_the_answer(text: str) -> None:
     answer, calls = parse_output(text, [WEATHER])
     assert calls == [] and answer == text
 
@@ -137,3 +180,28 @@ def test_the_grammar_names_each_tool_and_offers_text_only_when_allowed() -> None
     assert '"\\"get_weather\\""' in both and "| text" in both
     assert "text" not in calls_only and '("\\n"' not in calls_only
     assert answer_only.startswith("root ::= text\n")
+
+
+def test_an_answer_may_not_begin_like_a_call_where_calls_are_offered() -> None:
+    grammar = tool_grammar([WEATHER], allow_text=True, max_calls=1)
+    rule = next(line for line in grammar.splitlines() if line.startswith("text ::="))
+    first = rule.split("]", 1)[0]
+    for mark in ("<", "{", ">", "\\[", "`"):
+        assert mark in first, f"an answer may still begin with {mark}"
+
+
+def test_a_call_answered_already_is_not_fresh() -> None:
+    asked = ToolCall(id="c1", name="get_weather", arguments={"city": "北京", "unit": "celsius"})
+    failed = ToolCall(id="c2", name="get_weather", arguments={"city": "上海"})
+    history = [
+        Message.user("天气?"),
+        Message.assistant(calls=[asked, failed]),
+        Message.tool([ToolResult(call_id="c1", content="28"), ToolResult(call_id="c2", content="boom", is_error=True)]),
+    ]
+    again = ToolCall(id="c3", name="get_weather", arguments={"unit": "celsius", "city": "北京"})  # keys reordered
+    retry = ToolCall(id="c4", name="get_weather", arguments={"city": "上海"})
+    other = ToolCall(id="c5", name="get_weather", arguments={"city": "广州"})
+    assert fresh_calls([again, retry, other], history) == [retry, other]
+    prompt = answer_messages(history)
+    assert prompt[-1].text.endswith(ANSWER_PROMPT) and prompt[-1].tool_results == history[-1].tool_results
+    assert history[-1].text == ""  # the conversation itself is unchanged

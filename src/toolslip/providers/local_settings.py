@@ -1,0 +1,154 @@
+"""Which request settings the embedded model honours, which it ignores (and says so), which it refuses.
+
+``toolslip serve --model local`` receives whatever the official SDKs and agent frameworks send, and the wire
+formats leave every field they do not map into ``Settings.extra`` in the wire's own spelling. Refusing the
+fields the model cannot act on made every OpenAI Agents SDK request fail (it always sends
+``"include": []``), so each field of the SDKs' request types falls in one of three groups here:
+
+* honoured: the sampling options llama.cpp has (``seed``, ``top_p``, ``top_k``, penalties...), the output
+  limits (``max_completion_tokens``, ``max_tool_calls``), and a field whose value asks for what the model
+  does anyway (``"include": []``, ``"response_format": {"type": "text"}``, ``"thinking": {"type":
+  "disabled"}``...);
+* ignored: everything else the services define (bookkeeping ids, caching, reasoning effort, logprobs,
+  audio...). The answer lists them (``ModelResponse.extra[IGNORED]``), and ``serve`` shows them in its log
+  line and the ``x-toolslip-ignored`` header;
+* refused: a key no service defines (a typo such as ``mirostat``), as a :class:`ConfigError` naming it,
+  which ``serve`` answers with a 400 like the real services.
+
+Structured output (``response_format`` / ``text.format`` / ``output_config`` with a JSON schema) is read by
+the formats into ``Request.output`` where that is supported (the structured-output work); what still
+arrives here in those fields is reported as ignored, never refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import ConfigError
+from ..core.messages import Settings
+
+__all__ = ["SAMPLING_KEYS", "Triage", "triage"]
+
+SAMPLING_KEYS = frozenset(
+    {"seed", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
+)
+"""Sampling options a request may pass through ``Settings.extra``, under their llama.cpp names."""
+
+# Fields the formats already turned into Settings (they stay in extra only to round-trip an empty or
+# one-string spelling), and the services' names of the output limit.
+_MAPPED = frozenset(
+    {"tools", "tool_choice", "parallel_tool_calls", "stop", "stop_sequences", "system", "temperature", "max_tokens"}
+)
+_LIMITS = ("max_completion_tokens", "max_output_tokens")
+
+# Values that ask for exactly what the model does anyway: accepted silently.
+_DEFAULTS: Mapping[str, tuple[Any, ...]] = {
+    "include": ([],),
+    "response_format": ({"type": "text"},),
+    "text": ({"format": {"type": "text"}}, {}),
+    "thinking": ({"type": "disabled"},),
+    "modalities": (["text"],),
+    "truncation": ("disabled",),
+    "logprobs": (False,),
+    "top_logprobs": (0,),
+    "n": (1,),
+    "store": (False,),
+    "background": (False,),
+    "metadata": ({},),
+}
+
+# Every other field of the official SDKs' request types (openai.types.chat.completion_create_params,
+# openai.types.responses.response_create_params, anthropic.types.message_create_params), and what
+# frameworks add (OpenAI's older "functions"). The model cannot act on them; they are reported, not refused.
+_KNOWN = frozenset(
+    {
+        # OpenAI Chat Completions
+        "audio",
+        "function_call",
+        "functions",
+        "logit_bias",
+        "logprobs",
+        "metadata",
+        "modalities",
+        "moderation",
+        "n",
+        "prediction",
+        "prompt_cache_key",
+        "prompt_cache_options",
+        "prompt_cache_retention",
+        "reasoning_effort",
+        "response_format",
+        "safety_identifier",
+        "service_tier",
+        "store",
+        "top_logprobs",
+        "user",
+        "verbosity",
+        "web_search_options",
+        # OpenAI Responses
+        "access_programs",
+        "background",
+        "background_options",
+        "context_management",
+        "image",
+        "include",
+        "prompt",
+        "reasoning",
+        "text",
+        "truncation",
+        # Anthropic Messages
+        "cache_control",
+        "container",
+        "diagnostics",
+        "inference_geo",
+        "mcp_servers",
+        "output_config",
+        "output_format",
+        "speed",
+        "thinking",
+        "user_profile_id",
+        "workspace_id",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Triage:
+    """A request's settings sorted out: llama.cpp's options, the call limit, and the fields ignored."""
+
+    options: dict[str, Any]
+    """``max_tokens``, ``temperature``, ``stop`` and the sampling options, in llama.cpp's names."""
+    max_tool_calls: int | None
+    """The Responses API's ``max_tool_calls``: at most this many calls in one answer."""
+    ignored: tuple[str, ...]
+    """Fields present, not null, and not acted on (sorted)."""
+
+
+def triage(settings: Settings, *, max_tokens: int, temperature: float, seed: int) -> Triage:
+    """Sort ``settings`` into llama.cpp options and ignored fields; ``ConfigError`` for a key nobody defines.
+
+    ``max_tokens``, ``temperature`` and ``seed`` are the model's own defaults, used where the request
+    sets none.
+    """
+    extra = {k: v for k, v in settings.extra.items() if v is not None}
+    if extra.get("n", 1) != 1:  # serve asks once per choice; a direct caller would silently get one
+        raise ConfigError("the local model returns one choice per request; drop n or ask again for more")
+    unknown = set(extra) - SAMPLING_KEYS - _MAPPED - _KNOWN - {*_LIMITS, "max_tool_calls"}
+    if unknown:
+        raise ConfigError(
+            f"the local model does not understand settings {sorted(unknown)}; "
+            f"it accepts {sorted(SAMPLING_KEYS)} and the OpenAI and Anthropic request fields"
+        )
+    limit = next((extra[k] for k in _LIMITS if isinstance(extra.get(k), int)), None)
+    options: dict[str, Any] = {
+        "max_tokens": settings.max_tokens or limit or max_tokens,
+        "temperature": temperature if settings.temperature is None else settings.temperature,
+        "seed": seed,
+        "stop": list(settings.stop),
+    }
+    options.update((k, v) for k, v in extra.items() if k in SAMPLING_KEYS)
+    calls = extra.get("max_tool_calls")
+    ignored = sorted(k for k, v in extra.items() if k in _KNOWN and v not in _DEFAULTS.get(k, ()))
+    return Triage(options=options, max_tool_calls=calls if isinstance(calls, int) else None, ignored=tuple(ignored))
