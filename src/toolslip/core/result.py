@@ -20,6 +20,12 @@ RunStopReason: TypeAlias = Literal[
     "refusal",  # the model or its safety system refused
     "paused",  # a hook stopped the run to be resumed later (e.g. pending approvals)
     "forced",  # a hook ended the run (see RunContext.stop)
+    # a budget (toolslip.Limits) would have been passed: the run stopped before it, its transcript valid to continue
+    "max_input_tokens",
+    "max_output_tokens",
+    "max_total_tokens",
+    "max_tool_calls",
+    "max_cost",
 ]
 
 
@@ -37,6 +43,9 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     tool_calls: int = 0
     run_id: str = ""
+    cost: float | None = None
+    """US dollars the run's usage costs at the model's list price (genai-prices, the ``prices`` extra);
+    ``0.0`` for the local and scripted models, ``None`` when no price is known."""
 
     @property
     def ok(self) -> bool:

@@ -28,7 +28,10 @@ from .lease import TTL, Lease, Leases
 
 __all__ = ["FINISHED", "Entry", "JournalStore", "PruneReport", "RunSummary", "SqliteStore", "default_journal_path"]
 
-FINISHED = frozenset({"completed", "max_steps", "max_tokens", "refusal", "forced"})
+FINISHED = frozenset(
+    {"completed", "max_steps", "max_tokens", "refusal", "forced"}
+    | {"max_input_tokens", "max_output_tokens", "max_total_tokens", "max_tool_calls", "max_cost"}
+)
 """Stop reasons of runs that are over; a paused, failed or interrupted run can still be resumed."""
 
 

@@ -217,19 +217,10 @@ class ScriptedDemo:
 
 
 def estimate_usage(request: Request, response: ModelResponse) -> Usage:
-    """Tokens in and out as OpenAI counts a chat request: each message's text plus 3 tokens of framing,
-    3 more to prime the answer, and the tool declarations as sent."""
-    from ..quality.tokens import count_tokens, declaration_cost
+    """Tokens in and out as OpenAI would count this chat request and answer (see :func:`request_tokens`)."""
+    from ..quality.tokens import count_tokens, message_texts, request_tokens
 
-    def texts(message: Message) -> list[str]:
-        out = [message.text]
-        out += [f"{c.name}{c.raw_arguments or json.dumps(c.arguments, ensure_ascii=False)}" for c in message.tool_calls]
-        return out + [r.text for r in message.tool_results]
-
-    asked = [t for m in request.messages for t in texts(m)]
-    framing = 3 * len(request.messages) + 3
-    tools = declaration_cost(request.tools, formats=("openai-chat",)).totals["openai-chat"] if request.tools else 0
     return Usage(
-        input_tokens=sum(count_tokens(asked)) + framing + tools,
-        output_tokens=max(1, sum(count_tokens(texts(response.message)))),
+        input_tokens=request_tokens(request),
+        output_tokens=max(1, sum(count_tokens(message_texts(response.message)))),
     )
