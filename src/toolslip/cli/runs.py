@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..core._display import dollars
 from ..core.errors import ConfigError
 from ..durable.journal import SqliteStore, default_journal_path
 from . import EXIT_OK
@@ -46,7 +47,9 @@ def handle(args: argparse.Namespace) -> int:
         prompt = run.prompt.replace("\n", " ")
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
         size = human_size(run.size)
-        print(f"{run.run_id}  {when}  {run.status:<11}  steps {run.steps:<3}  {size:>8}  {run.model}  {prompt}")
+        cost = dollars(run.cost) if run.cost is not None else "-"
+        line = f"{run.run_id}  {when}  {run.status:<17}  steps {run.steps:<3}  {size:>8}  {cost:>9}  {run.model}"
+        print(f"{line}  {prompt}")
         if run.message:
             print(f"    {run.message}")
     print(f"journal {store.path}: {human_size(store.file_size())} on disk")

@@ -64,6 +64,8 @@ class RunSummary:
     """What goes with the status: the error of a failed run, the holder of a running one, refusals."""
     size: int = 0
     """Bytes of entry data the run holds in the journal."""
+    cost: float | None = None
+    """US dollars the run's last session cost (see :attr:`RunResult.cost`), when it finished and had a price."""
 
 
 class JournalStore(Protocol):
@@ -202,6 +204,7 @@ class SqliteStore:
                     prompt=message_from_dict(user[-1]).text if user else "",
                     message=message,
                     size=size,
+                    cost=orjson.loads(last).get("cost") if kind == "finish" else None,
                 )
             )
         return summaries

@@ -1,0 +1,162 @@
+"""Budgets (``Limits``): each one stops a model that never stops calling tools, with its own named stop,
+a transcript in which every call has a result, and exit code 4 on the command line; costs are
+genai-prices' own figures."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from genai_prices import Usage as PriceUsage
+from genai_prices import calc_price
+
+from toolslip import tool
+from toolslip.agent.limits import Limits
+from toolslip.agent.loop import Agent
+from toolslip.agent.tools import Toolbox
+from toolslip.core.errors import ConfigError
+from toolslip.core.messages import Message, ModelResponse, Request, Usage
+from toolslip.testing import FunctionModel, call
+
+ROOT = Path(__file__).resolve().parents[1]
+IN, OUT = 1000, 100  # what the looping model reports for every call
+
+LOOPING_MODEL = f"""
+from toolslip.core.messages import Message, ModelResponse, Usage
+from toolslip.testing import FunctionModel, call
+
+
+def _turn(request):
+    return ModelResponse(
+        message=Message.assistant(calls=[call("ping", n=len(request.messages))]),
+        stop_reason="tool_use",
+        usage=Usage(input_tokens={IN}, output_tokens={OUT}),
+    )
+
+
+MODEL = FunctionModel(_turn, name="openai:gpt-4o-mini")
+"""
+PING = '''
+from toolslip import tool
+
+
+@tool(effects="read_only")
+def ping(n: int) -> str:
+    """Answer pong."""
+    return f"pong {n}"
+'''
+
+
+def listed_price(input_tokens: int, output_tokens: int) -> float:
+    """gpt-4o-mini's price for this usage, asked of genai-prices directly."""
+    usage = PriceUsage(input_tokens=input_tokens, output_tokens=output_tokens)
+    return float(calc_price(usage, "gpt-4o-mini", provider_id="openai").total_price)
+
+
+@tool(effects="read_only")
+def ping(n: int) -> str:
+    """Answer pong."""
+    return f"pong {n}"
+
+
+def _looping(request: Request) -> ModelResponse:
+    return ModelResponse(
+        message=Message.assistant(calls=[call("ping", n=len(request.messages))]),
+        stop_reason="tool_use",
+        usage=Usage(input_tokens=IN, output_tokens=OUT),
+    )
+
+
+def _agent() -> Agent:
+    return Agent(model=FunctionModel(_looping, name="openai:gpt-4o-mini"), tools=Toolbox([ping]), max_steps=50)
+
+
+@pytest.mark.parametrize(
+    ("limits", "stop", "steps"),
+    [
+        (Limits(tool_calls=2), "max_tool_calls", 3),
+        (Limits(input_tokens=2500), "max_input_tokens", 3),
+        (Limits(output_tokens=150), "max_output_tokens", 2),
+        (Limits(total_tokens=2500), "max_total_tokens", 3),
+        (Limits(cost=listed_price(2 * IN, 2 * OUT) * 1.2), "max_cost", 3),
+    ],
+)
+def test_each_limit_is_a_named_stop_with_every_call_answered(limits: Limits, stop: str, steps: int) -> None:
+    result = _agent().run("go", limits=limits)
+    assert result.stop_reason == stop and result.steps == steps
+    assert result.tool_calls == steps - 1  # the last answer's call was not run
+    last = result.messages[-1].tool_results
+    assert len(last) == 1 and last[0].outcome == "not_executed" and "limit" in last[0].text
+    assert result.cost == listed_price(steps * IN, steps * OUT)
+    follow_up = _agent().run("go on", history=result, limits=Limits(tool_calls=0))
+    assert follow_up.messages[: len(result.messages)] == result.messages  # the transcript continues as it was
+
+
+def test_a_call_the_estimate_says_would_pass_the_limit_is_not_made() -> None:
+    model = FunctionModel(_looping, name="openai:gpt-4o-mini")
+    agent = Agent(model=model, tools=Toolbox([ping]), max_steps=50, limits=Limits(input_tokens=IN + 5))
+    result = agent.run("go")
+    # one call reported 1000 tokens; the next request holds more than 5 tokens, so it is never sent
+    assert result.stop_reason == "max_input_tokens" and result.steps == 1 and result.tool_calls == 1
+    assert result.messages[-1].role == "tool" and result.messages[-1].tool_results[0].outcome == "ran"
+
+
+def test_a_cost_limit_on_a_model_without_a_price_is_refused_before_the_run() -> None:
+    with pytest.raises(ConfigError, match="no price"):
+        Agent(model=FunctionModel(_looping, name="function"), tools=Toolbox([ping]), limits=Limits(cost=1.0))
+    with pytest.raises(ConfigError, match="at least 0"):
+        Limits(tool_calls=-1)
+
+
+def _toolslip(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "TOOLSLIP_MODEL"}
+    env["TOOLSLIP_HOME"] = str(cwd / "home")
+    return subprocess.run(
+        [sys.executable, "-m", "toolslip.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "loop_model.py").write_text(LOOPING_MODEL)
+    (tmp_path / "ping.py").write_text(PING)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("option", "stop"),
+    [
+        ("--max-tool-calls=2", "max_tool_calls"),
+        ("--max-tokens-total=2500", "max_total_tokens"),
+        ("--max-input-tokens=2500", "max_input_tokens"),
+        ("--max-output-tokens=150", "max_output_tokens"),
+        ("--max-cost=0.0005", "max_cost"),
+    ],
+)
+def test_each_budget_stops_the_cli_with_exit_code_4(folder: Path, option: str, stop: str) -> None:
+    done = _toolslip("run", "ping.py", "go", "--model", "loop_model.py:MODEL", "--max-steps", "20", option, cwd=folder)
+    assert done.returncode == 4, done.stderr
+    assert f"[stop: {stop} after " in done.stdout.splitlines()[-1]
+
+
+def test_the_recorded_cost_is_genai_prices_figure_for_the_usage(folder: Path) -> None:
+    done = _toolslip("run", "ping.py", "go", "--model", "loop_model.py:MODEL", "--max-tool-calls=2", cwd=folder)
+    expected = listed_price(3 * IN, 3 * OUT)  # three model calls of 1000 in / 100 out
+    run_id = done.stdout.rsplit("run ", 1)[1].rstrip("]\n")
+    shown = _toolslip("show", run_id, "--json", cwd=folder)
+    finish = [json.loads(line) for line in shown.stdout.splitlines()][-1]
+    assert finish["kind"] == "finish" and finish["data"]["cost"] == expected
+    assert finish["data"]["usage"]["input_tokens"] == 3 * IN
+    listed = _toolslip("runs", cwd=folder).stdout
+    assert f"{expected:.2g}" in listed and f"{expected:.2g}" in done.stdout  # $0.00063 in runs and the stop line
