@@ -9,6 +9,7 @@ that ran it is gone, even after it was killed. It records ``continues: RUN_ID`` 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,7 +90,7 @@ def split_items(items: list[str], continued: str | None) -> tuple[list[str], str
     if not items:
         raise UsageError("no question: give the question (or - to read it from stdin) after the tools files")
     *tools, question = items
-    stray = [t for t in tools if not t.endswith(".py")]
+    stray = [t for t in tools if not t.endswith(".py") and not os.path.isfile(t)]  # words of an unquoted question
     if stray:
         raise UsageError(f"{stray[0]!r} is not a tools file (*.py); quote the question so it is one argument")
     if question.endswith(".py") and not question.count(" "):

@@ -11,8 +11,10 @@ any number of concurrent conversations (``toolslip serve --model scripted``), an
 built from what the tools really returned: a client that loses or misroutes a result gets a different
 answer, not a canned one.
 
-Scripts: ``expenses`` (``fx`` + ``calc``: 320 USD and 15000 JPY to CNY, then split four ways) and
-``weather`` (``get_weather``). Plain ``scripted`` picks the script by the tools the request offers.
+Scripts: ``expenses`` (``fx`` + ``calc``: 320 USD and 15000 JPY to CNY, then split four ways),
+``weather`` (``get_weather``) and ``smoke`` (one schema-valid call to each offered tool, then a report: a
+smoke test of a user's own tools file). Plain ``scripted`` picks the script by the tools the request offers,
+``smoke`` for any other tools.
 
 Usage is estimated as a service would count it (:mod:`toolslip.quality.tokens`: o200k tokens of the messages, the
 tool declarations and the answer), so clients that budget or log tokens see plausible numbers, not zeros.
@@ -30,6 +32,7 @@ from typing import Any, TypeAlias
 
 from ..core.errors import ConfigError
 from ..core.messages import Message, ModelResponse, Part, Request, ToolCall, ToolResult, Usage
+from ..formats.schema_example import example_arguments
 
 __all__ = [
     "SCRIPTS",
@@ -181,15 +184,33 @@ def weather(request: Request) -> Turn:
     return f"It is {data['temp']} {unit} and {data.get('desc', '')} in {data.get('city', '')}: {coat}."
 
 
-SCRIPTS: dict[str, Callable[[Request], Turn]] = {"expenses": expenses, "weather": weather}
+def smoke(request: Request) -> Turn:
+    """The smoke test of a user's tools: one schema-valid call to each offered tool, all in one turn (a tool
+    whose schema defeats :func:`~toolslip.formats.schema_example.example_arguments` is skipped, never called
+    with bad arguments), then an answer listing what each call returned."""
+    planned = [
+        (spec.name, arguments)
+        for spec in request.tools
+        if (arguments := example_arguments(spec.parameters)) is not None
+    ]
+    if _turn(request) == 0 and planned:  # one turn of calls, so any number of tools fits the step limit
+        return [call(name, **arguments) for name, arguments in planned]
+    lines = [f"Smoke test by toolslip's scripted demo model: {len(planned)} of {len(request.tools)} tools called."]
+    for name, result in _results(request):
+        text = " ".join(result.text.split())
+        lines.append(
+            f"- {name}: {'ERROR' if result.is_error else 'ok'}: {text if len(text) <= 120 else text[:117] + '...'}"
+        )
+    called = {name for name, _ in planned}
+    lines += [
+        f"- {s.name}: not called: no arguments made here satisfy its schema"
+        for s in request.tools
+        if s.name not in called
+    ]
+    return Message.assistant("\n".join(lines))
 
 
-def _unscripted(request: Request) -> Turn:
-    names = ", ".join(t.name for t in request.tools) or "none"
-    return Message.assistant(
-        f"This is toolslip's scripted demo model; it has scripts for {' and '.join(SCRIPTS)} only "
-        f"(tools offered here: {names})."
-    )
+SCRIPTS: dict[str, Callable[[Request], Turn]] = {"expenses": expenses, "weather": weather, "smoke": smoke}
 
 
 def _pick(request: Request) -> Callable[[Request], Turn]:
@@ -198,7 +219,7 @@ def _pick(request: Request) -> Callable[[Request], Turn]:
         return expenses
     if "get_weather" in offered:
         return weather
-    return _unscripted
+    return smoke
 
 
 class ScriptedDemo:
