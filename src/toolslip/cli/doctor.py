@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..core._display import plural
 from ..core.errors import ConfigError
 from ..core.version import __version__
 from ..durable.journal_store import SqliteStore, default_journal_path
@@ -166,7 +167,7 @@ def _journal(report: _Report, path: Path) -> None:
             return
         counts = Counter(r.status for r in runs)
         by_status = ", ".join(f"{n} {status}" for status, n in counts.most_common())
-        report.add("journal", f"{path}: {human_size(size)}, {len(runs)} runs" + (f" ({by_status})" if runs else ""))
+        report.add("journal", f"{path}: {human_size(size)}, {plural(len(runs), 'run')}" + (f" ({by_status})" if runs else ""))
         return
     folder = next((p for p in path.parents if p.exists()), None)
     if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
