@@ -166,8 +166,8 @@ def _journal(report: _Report, path: Path) -> None:
             )
             return
         counts = Counter(r.status for r in runs)
-        by_status = ", ".join(f"{n} {status}" for status, n in counts.most_common())
-        report.add("journal", f"{path}: {human_size(size)}, {plural(len(runs), 'run')}" + (f" ({by_status})" if runs else ""))
+        by_status = f" ({', '.join(f'{n} {status}' for status, n in counts.most_common())})" if runs else ""
+        report.add("journal", f"{path}: {human_size(size)}, {plural(len(runs), 'run')}{by_status}")
         return
     folder = next((p for p in path.parents if p.exists()), None)
     if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
@@ -181,10 +181,10 @@ def _extras() -> str:
     """Each extra of toolslip: installed when all its packages are."""
     needs: dict[str, list[str]] = {}
     for requirement in importlib.metadata.requires("toolslip") or ():
-        extra = re.search(r"""extra\s*==\s*["']([^"']+)""", requirement)
+        marker = re.search(r"""extra\s*==\s*["']([^"']+)""", requirement)
         name = re.match(r"[A-Za-z0-9_.\-]+", requirement)
-        if extra and name and name.group(0) != "toolslip":
-            needs.setdefault(extra.group(1), []).append(name.group(0))
+        if marker and name and name.group(0) != "toolslip":
+            needs.setdefault(marker.group(1), []).append(name.group(0))
     shown = []
     for extra, names in sorted(needs.items()):
         missing = [n for n in names if _version(n) is None]
