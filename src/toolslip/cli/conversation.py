@@ -88,13 +88,13 @@ def split_items(items: list[str], continued: str | None) -> tuple[list[str], str
         items.insert(0, continued)
         continued = LAST
     if not items:
-        raise UsageError("no question: give the question (or - to read it from stdin) after the tools files")
+        raise UsageError("the following arguments are required: [TOOLS.py] QUESTION (- reads the question from stdin)")
     *tools, question = items
     stray = [t for t in tools if not t.endswith(".py") and not os.path.isfile(t)]  # words of an unquoted question
     if stray:
         raise UsageError(f"{stray[0]!r} is not a tools file (*.py); quote the question so it is one argument")
     if question.endswith(".py") and not question.count(" "):
-        raise UsageError(f"no question: {question} looks like a tools file; give the question after it")
+        raise UsageError(f"no question: {question} looks like the tools file; give the question after it")
     question = read_question(question)
     return tools, question, continued
 
