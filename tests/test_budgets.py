@@ -4,6 +4,7 @@ genai-prices' own figures."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -160,3 +161,32 @@ def test_the_recorded_cost_is_genai_prices_figure_for_the_usage(folder: Path) ->
     assert finish["data"]["usage"]["input_tokens"] == 3 * IN
     listed = _toolslip("runs", cwd=folder).stdout
     assert f"{expected:.2g}" in listed and f"{expected:.2g}" in done.stdout  # $0.00063 in runs and the stop line
+
+
+class _PricedDemo:
+    """The offline expenses demo under a paid model's name: its usage is priced as gpt-4o-mini's."""
+
+    name = "openai:gpt-4o-mini"
+
+    def __init__(self) -> None:
+        from toolslip.providers.scripted import ScriptedDemo
+
+        self._demo = ScriptedDemo("expenses")
+
+    async def complete(self, request: Request) -> ModelResponse:
+        return await self._demo.complete(request)
+
+
+def test_the_eval_records_and_reports_each_trials_cost(tmp_path: Path) -> None:
+    from toolslip.core._display import dollars
+    from toolslip.evals import evaluate, load_suite, summarize
+    from toolslip.evals.report import html_report
+    from toolslip.evals.summary import summary_table
+
+    suite = load_suite(str(ROOT / "examples" / "suite_expenses.py"))
+    records = asyncio.run(evaluate(suite, [_PricedDemo()], k=2))
+    assert records and all(r.cost == listed_price(r.input_tokens, r.output_tokens) for r in records)
+    total = sum(listed_price(r.input_tokens, r.output_tokens) for r in records)
+    summaries = summarize(records)
+    assert f"cost ${total:.4f}" in summary_table(summaries)
+    assert f"cost {dollars(total)} at list prices" in html_report(summaries)

@@ -144,3 +144,36 @@ def test_example_arguments_satisfy_their_schema(schema: dict) -> None:
 
 def test_no_arguments_rather_than_invalid_ones() -> None:
     assert example_arguments({"type": "object", "properties": {"z": {"type": "string", "pattern": "^[0-9]+$"}}}) is None
+
+
+def test_a_call_cut_off_mid_way_is_marked_as_possibly_done(tmp_path: Path) -> None:
+    import asyncio
+
+    from toolslip import Agent, Journal, Toolbox, tool
+    from toolslip.durable.transcript import transcript_from_entries
+    from toolslip.testing import ScriptedModel, call
+
+    started = asyncio.Event()
+
+    @tool
+    async def transfer(to: str) -> str:
+        """Send money (a side effect)."""
+        started.set()
+        await asyncio.sleep(60)
+        return "sent"
+
+    journal = Journal(tmp_path / "runs.sqlite")
+    agent = Agent(model=ScriptedModel([call("transfer", to="bob")]), tools=Toolbox([transfer]), hooks=journal.wrap())
+
+    async def interrupted() -> None:
+        run = asyncio.create_task(agent.arun("pay bob", run_id="r1"))
+        await started.wait()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(interrupted())
+    messages = transcript_from_entries(journal.store.entries("r1"))
+    assert messages is not None and [m.role for m in messages] == ["user", "assistant", "tool"]
+    (result,) = messages[-1].tool_results
+    assert result.is_error and result.text.startswith("unknown outcome: the run was interrupted while this call ran")

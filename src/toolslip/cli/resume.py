@@ -25,6 +25,7 @@ from ..durable.approval import Decision
 from ..durable.journal import Entry, Journal, recording_from_entries
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
+from .conversation import add_limit_options, limits_from_args
 from .durable import add_rerun_option, add_run_options, hooks_from_args, is_model_file, rerun_approver_from_args
 from .files import load_tools_files
 from .interrupts import ctrl_c_held
@@ -48,6 +49,7 @@ def register(subparsers: Any) -> None:
         metavar="CALL_ID=yes|no",
         help="decide one pending call (repeatable); the pause message lists the calls and their ids",
     )
+    add_limit_options(parser)
     add_run_options(parser)
     add_rerun_option(parser)
     parser.set_defaults(handler=handle)
@@ -82,6 +84,7 @@ def handle(args: argparse.Namespace) -> int:
             tools=load_tools_files(tools_files),
             max_steps=args.max_steps or meta.get("max_steps") or 8,
             hooks=hooks_from_args(args, journal),
+            limits=limits_from_args(args),
         )
         print(f"resuming run {args.run_id}: model {model_spec}, tools {', '.join(tools_files)}")
         renderer = Renderer(sys.stdout)
