@@ -6,7 +6,9 @@ client's measurements (it runs in a separate process anyway). The script is stat
 
 * the model name ``fake-k<K>`` sets the number of tool steps K;
 * the step is the number of assistant messages already in the request (a bytes regex);
-* step i < K answers one tool call ``add(a=i, b=1)``; step K answers the text ``The answer is K.``
+* step i < K answers one tool call ``add(a=i, b=1)``; step K answers the text ``The answer is K.``, or,
+  when the request asks for structured output (a ``response_format``), the JSON
+  ``{"answer": "The answer is K."}``.
 
 Usage: ``python benchmarks/fake_server.py [--port 0] [--latency 0.05]``; it prints ``PORT <n>`` when ready.
 """
@@ -22,7 +24,7 @@ MODEL = re.compile(rb'"model":\s*"fake-k(\d+)"')
 ASSISTANT = re.compile(rb'"role":\s*"assistant"')
 
 
-def openai_answer(k: int, step: int) -> dict[str, object]:
+def openai_answer(k: int, step: int, typed: bool = False) -> dict[str, object]:
     if step < k:
         call = {
             "id": f"call_{step}",
@@ -32,7 +34,8 @@ def openai_answer(k: int, step: int) -> dict[str, object]:
         message: dict[str, object] = {"role": "assistant", "content": None, "tool_calls": [call]}
         finish = "tool_calls"
     else:
-        message, finish = {"role": "assistant", "content": f"The answer is {k}."}, "stop"
+        text = json.dumps({"answer": f"The answer is {k}."}) if typed else f"The answer is {k}."
+        message, finish = {"role": "assistant", "content": text}, "stop"
     return {
         "id": f"chatcmpl-{k}-{step}",
         "object": "chat.completion",
@@ -67,16 +70,17 @@ class Answers:
     """Precomputed HTTP responses, built on first use per (path, K, step)."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[bytes, int, int], bytes] = {}
+        self._cache: dict[tuple[bytes, int, int, bool], bytes] = {}
 
     def get(self, path: bytes, body: bytes) -> bytes:
         found = MODEL.search(body)
         k = int(found.group(1)) if found else 1
         step = min(len(ASSISTANT.findall(body)), k)
-        key = (path, k, step)
+        typed = b'"response_format"' in body
+        key = (path, k, step, typed)
         if key not in self._cache:
             if path.startswith(b"/v1/chat/completions"):
-                payload = json.dumps(openai_answer(k, step)).encode()
+                payload = json.dumps(openai_answer(k, step, typed)).encode()
             elif path.startswith(b"/v1/messages"):
                 payload = json.dumps(anthropic_answer(k, step)).encode()
             else:

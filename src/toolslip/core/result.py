@@ -7,7 +7,9 @@ evals, the CLI) while only the loop makes it; so none of them has to import the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias
+
+from typing_extensions import TypeVar
 
 from .messages import Message, Usage
 
@@ -20,6 +22,7 @@ RunStopReason: TypeAlias = Literal[
     "refusal",  # the model or its safety system refused
     "paused",  # a hook stopped the run to be resumed later (e.g. pending approvals)
     "forced",  # a hook ended the run (see RunContext.stop)
+    "output_invalid",  # the answer did not fit the run's output_type, after the retries it was given
     # a budget (toolslip.Limits) would have been passed: the run stopped before it, its transcript valid to continue
     "max_input_tokens",
     "max_output_tokens",
@@ -28,13 +31,16 @@ RunStopReason: TypeAlias = Literal[
     "max_cost",
 ]
 
+DataT = TypeVar("DataT", default=Any)
+"""The type of a run's validated answer (``Agent(output_type=...)``); ``Any`` for a free-text run."""
+
 
 @dataclass(kw_only=True)
-class RunResult:
+class RunResult(Generic[DataT]):
     """How a run ended and everything it produced."""
 
     output: str
-    """The model's final text."""
+    """The model's final text (with ``output_type`` in tool mode: the answer's JSON)."""
     stop_reason: RunStopReason | str
     steps: int
     """Model calls made (including ones replayed from a journal)."""
@@ -46,6 +52,10 @@ class RunResult:
     cost: float | None = None
     """US dollars the run's usage costs at the model's list price (genai-prices, the ``prices`` extra);
     ``0.0`` for the local and scripted models, ``None`` when no price is known."""
+    data: DataT | None = None
+    """The answer validated against the run's ``output_type``; ``None`` without one, or when it failed."""
+    output_error: str | None = None
+    """Why the last answer was not accepted (the validator's field-level message, or the refusal)."""
 
     @property
     def ok(self) -> bool:
