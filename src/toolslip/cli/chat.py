@@ -79,7 +79,7 @@ def _handle(args: argparse.Namespace) -> int:
         earlier = earlier_run(open_store(args.journal), args.continue_run)
         args.tools = args.tools or earlier.meta.get("tools_files") or [earlier.meta.get("tools_file")]
         args.model = args.model or earlier.meta.get("model")
-    if not all(args.tools) or not args.tools:
+    if not args.tools or not all(args.tools):
         raise UsageError("no tools: give one or more tools files (chat TOOLS.py ...)")
     tools = load_tools_files(args.tools)
     if not is_model_file(args.model):
