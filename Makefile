@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := dev,ray,report,local,prices
+EXTRAS := dev,ray,report,local,postgres,prices
 QUESTION ?= What's the weather in Beijing?
 
 # llama-cpp-python has no Linux wheel on PyPI, so llama.cpp is compiled here, tuned for this CPU
@@ -58,9 +58,11 @@ venv: $(VENV)/.installed-$(EXTRAS)-$(LLAMA_ID)
 run: venv
 	$(BIN)/toolslip run examples/weather.py "$(QUESTION)"
 
-# The HTML-report tests look at the page in a real headless Chromium (Debian's package).
+# The HTML-report tests look at the page in a real headless Chromium (Debian's package); the journal's
+# PostgreSQL tests start their own server from Debian's postgresql binaries (initdb, pg_ctl).
 system-deps:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
 
 test: venv system-deps
 	$(BIN)/python -m pytest -q

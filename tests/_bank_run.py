@@ -2,6 +2,7 @@
 
     python _bank_run.py JOURNAL RUN_ID LEDGER KILL
 
+JOURNAL is a SQLite file or a ``postgresql://`` URL.
 KILL is ``none``, ``pre:N`` / ``post:N`` (just before / after the N-th journal append of this process),
 ``midpre:N`` / ``mid:N`` (inside the N-th transfer this process runs, before / after it writes the ledger).
 The ledger file is the bank's own record: one line per executed transfer, outside the process.
@@ -20,7 +21,8 @@ from typing import Any
 from toolslip import Agent, Toolbox, tool
 from toolslip.approval import ApprovalRequest, Decision
 from toolslip.dedup import Dedup
-from toolslip.journal import Journal, SqliteStore
+from toolslip.durable.stores import LeasedStore, open_store
+from toolslip.journal import Journal
 from toolslip.messages import Request
 from toolslip.testing import FunctionModel, Turn, call
 
@@ -34,15 +36,23 @@ def die_if(kind: str, count: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-class KillingStore(SqliteStore):
+class KillingStore:
+    """The journal's store (SQLite or PostgreSQL), dying just before or after a chosen append."""
+
     appends = 0
+
+    def __init__(self, store: LeasedStore) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
 
     def append(
         self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "", **kw: Any
     ) -> None:
         self.appends += 1
         die_if("pre", self.appends)
-        super().append(run_id, kind, data, step=step, key=key, **kw)
+        self.store.append(run_id, kind, data, step=step, key=key, **kw)
         die_if("post", self.appends)
 
 
@@ -99,7 +109,7 @@ def reconcile(request: ApprovalRequest) -> Decision:
 
 
 async def main() -> int:
-    journal = Journal(KillingStore(journal_path), approver=reconcile)
+    journal = Journal(KillingStore(open_store(journal_path)), approver=reconcile)  # type: ignore[arg-type]
     agent = Agent(
         model=FunctionModel(script), tools=Toolbox([transfer, balance]), max_steps=10, hooks=journal.wrap(Dedup())
     )

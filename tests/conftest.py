@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
 import pytest
+
+from toolslip.testing.postgres import PostgresServer
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -23,3 +29,42 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         check_library(ensure_weights(CATALOGUE[DEFAULT_MODEL]))
     except LibraryCrash as exc:
         pytest.exit(f"the embedded model cannot run on this machine: {exc}", returncode=1)
+
+
+# --- the journal's two stores: a SQLite file, and a real PostgreSQL server this session starts ---------
+
+STORES = ["sqlite", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the session (Debian's binaries, a Unix socket in a temporary folder)."""
+    server = PostgresServer().start()
+    yield server
+    server.remove()
+
+
+def fresh_postgres(server: PostgresServer) -> str:
+    """The server's URL with no journal in it: the journal's schema, and the tests' ledger, dropped."""
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        conn.execute("SET lock_timeout = '10s'")
+        conn.execute("DROP SCHEMA IF EXISTS toolslip CASCADE")
+        conn.execute("DROP TABLE IF EXISTS ledger")
+    return server.url()
+
+
+@pytest.fixture(params=STORES)
+def journal_at(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a test's journal lives: a SQLite file in its folder, or an empty PostgreSQL journal."""
+    if request.param == "sqlite":
+        return str(tmp_path / "runs.sqlite")
+    return fresh_postgres(request.getfixturevalue("postgres"))
+
+
+@pytest.fixture(params=STORES)
+def journal_in(request: pytest.FixtureRequest) -> Callable[[Path], str]:
+    """A fresh journal per call: a SQLite file in the given folder, or the PostgreSQL journal emptied."""
+    if request.param == "sqlite":
+        return lambda folder: str(folder / "runs.sqlite")
+    server = request.getfixturevalue("postgres")
+    return lambda folder: fresh_postgres(server)

@@ -1,9 +1,13 @@
-"""`toolslip resume`, `runs` and `show`, with approvals answered on a real pseudo-terminal."""
+"""`toolslip resume`, `runs` and `show`, with approvals answered on a real pseudo-terminal.
+
+The paused run lives in each store in turn (``journal_at``): a SQLite file, or ``--journal postgresql://``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -45,11 +49,11 @@ MODEL = FunctionModel(lambda request: TURNS[sum(m.role == "assistant" for m in r
 
 
 @pytest.fixture
-def paused_run(tmp_path: Path) -> tuple[Path, Path]:
+def paused_run(tmp_path: Path, journal_at: str) -> tuple[str, Path]:
     """A run started through the library that paused with two transfers waiting for approval."""
     bank = tmp_path / "bank.py"
     bank.write_text(BANK)
-    journal_path = tmp_path / "runs.sqlite"
+    journal_path = journal_at
     journal = Journal(journal_path, meta={"model": f"{bank}:MODEL", "tools_file": str(bank)})
     module = import_user_file(str(bank), "model file")
     agent = Agent(model=module.MODEL, tools=load_tools_file(str(bank)), hooks=journal.wrap(Dedup(), Approval()))
@@ -64,9 +68,9 @@ def spawn(*args: str, home: Path) -> pexpect.spawn:
     )
 
 
-def test_resume_asks_on_the_terminal_with_full_arguments_approve_and_deny(paused_run: tuple[Path, Path]) -> None:
+def test_resume_asks_on_the_terminal_with_full_arguments_approve_and_deny(paused_run: tuple[str, Path]) -> None:
     journal, ledger = paused_run
-    child = spawn("resume", "run1", "--journal", str(journal), "--approve", "ask", home=journal.parent)
+    child = spawn("resume", "run1", "--journal", str(journal), "--approve", "ask", home=ledger.parent)
     child.expect("Approve transfer")
     child.expect('"to": "张三"')
     child.expect('"memo": "rent\\\\nfor May"')  # in full, escaped, nothing cut
@@ -84,7 +88,7 @@ def test_resume_asks_on_the_terminal_with_full_arguments_approve_and_deny(paused
 
 
 def test_resume_can_pause_again_and_be_resumed_later(
-    paused_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    paused_run: tuple[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     journal, ledger = paused_run
     assert main(["resume", "run1", "--journal", str(journal), "--approve", "pause"]) == 4
@@ -92,8 +96,9 @@ def test_resume_can_pause_again_and_be_resumed_later(
     assert err[0] == "run run1 is paused: 1 call waits for a decision"
     assert err[1].startswith("  transfer(to='张三', amount=5, memo='rent\\nfor May')  (call ")  # one line
     call_id = err[1].split("(call ")[1].split(":")[0]
-    assert err[2] == f"    approve: toolslip resume run1 --journal {journal} --decide {call_id}=yes"
-    assert err[3] == f"    refuse:  toolslip resume run1 --journal {journal} --decide {call_id}=no"
+    quoted = shlex.quote(journal)  # a URL's "?" is quoted for the shell
+    assert err[2] == f"    approve: toolslip resume run1 --journal {quoted} --decide {call_id}=yes"
+    assert err[3] == f"    refuse:  toolslip resume run1 --journal {quoted} --decide {call_id}=no"
     assert main(["resume", "run1", "--journal", str(journal), "--approve", "yes"]) == 0
     assert ledger.read_text() == "张三 5\nbob 7\n"
     assert main(["resume", "run1", "--journal", str(journal)]) == 0  # a completed run is left alone
@@ -101,7 +106,7 @@ def test_resume_can_pause_again_and_be_resumed_later(
     assert ledger.read_text() == "张三 5\nbob 7\n"
 
 
-def test_runs_and_show_print_the_journal(paused_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_runs_and_show_print_the_journal(paused_run: tuple[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     journal, _ = paused_run
     assert main(["runs", "--journal", str(journal)]) == 0
     line, waiting, size = capsys.readouterr().out.splitlines()
@@ -118,7 +123,7 @@ def test_runs_and_show_print_the_journal(paused_run: tuple[Path, Path], capsys: 
 
 
 def test_cli_errors_are_one_sentence(
-    tmp_path: Path, paused_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, paused_run: tuple[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     journal, _ = paused_run
     assert main(["show", "nope", "--journal", str(journal)]) == 1

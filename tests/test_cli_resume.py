@@ -1,8 +1,9 @@
 """``toolslip resume`` as people and machines really use it: two at once, no terminal, a live run, Ctrl-C.
 
-Real subprocesses of the installed ``toolslip`` command, a real SQLite journal, and the bank's ledger in a
-file outside the processes as the witness of every transfer. Kill points are inside the transfer (just
-before or just after it reaches the ledger), where a crash hurts most.
+Real subprocesses of the installed ``toolslip`` command, a real journal (SQLite; the race and the
+non-interactive decisions also on a real PostgreSQL server, named by ``$TOOLSLIP_JOURNAL``), and the
+bank's ledger in a file outside the processes as the witness of every transfer. Kill points are inside the
+transfer (just before or just after it reaches the ledger), where a crash hurts most.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from toolslip.cli import main
-from toolslip.journal import SqliteStore
+from toolslip.durable.stores import open_store
 
 TOOLSLIP = str(Path(sys.executable).with_name("toolslip"))
 SEED = int(os.environ.get("TOOLSLIP_KILL_SEED", "0")) or random.randrange(1 << 30)
@@ -105,7 +107,7 @@ def pay_all(folder: Path, *options: str, **env: str) -> tuple[int, str, str]:
 
 
 def only_run(home: Path) -> str:
-    store = SqliteStore(home / "runs.sqlite")
+    store = open_store(os.environ.get("TOOLSLIP_JOURNAL") or str(home / "runs.sqlite"))
     try:
         (run,) = store.runs()
         return run.run_id
@@ -115,7 +117,7 @@ def only_run(home: Path) -> str:
 
 def journal_facts(home: Path, run_id: str) -> tuple[str, set[str]]:
     """The run's status, and the references of transfers cut off and then not run again."""
-    store = SqliteStore(home / "runs.sqlite")
+    store = open_store(os.environ.get("TOOLSLIP_JOURNAL") or str(home / "runs.sqlite"))
     try:
         (run,) = store.runs()
         entries = store.entries(run_id)
@@ -144,7 +146,9 @@ RESUME = ("--approve", "yes", "--rerun-interrupted", "no")
 
 
 @pytest.mark.slow
-def test_two_resumes_started_at_once_never_run_a_transfer_twice(tmp_path: Path) -> None:
+def test_two_resumes_started_at_once_never_run_a_transfer_twice(
+    tmp_path: Path, journal_in: Callable[[Path], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Four trials with random kill points: the run dies inside a transfer, then two resumes race for it."""
     rng = random.Random(SEED)
     refused = 0
@@ -152,6 +156,7 @@ def test_two_resumes_started_at_once_never_run_a_transfer_twice(tmp_path: Path) 
         where = f"seed {SEED}, trial {trial}"
         folder = tmp_path / f"t{trial}"
         bank(folder)
+        monkeypatch.setenv("TOOLSLIP_JOURNAL", journal_in(folder))  # for the children, and only_run
         kill = f"{rng.choice(['before', 'after'])}:{rng.randint(1, 5)}"
         code, _, _ = pay_all(folder, BANK_KILL=kill)
         assert code == -signal.SIGKILL, where
@@ -184,8 +189,11 @@ def test_two_resumes_started_at_once_never_run_a_transfer_twice(tmp_path: Path) 
     assert refused >= 2, f"seed {SEED}: the two resumes never met"  # at least two of the four trials raced
 
 
-def test_approve_yes_does_not_rerun_an_interrupted_transfer_and_the_pause_says_how_to_decide(tmp_path: Path) -> None:
+def test_approve_yes_does_not_rerun_an_interrupted_transfer_and_the_pause_says_how_to_decide(
+    tmp_path: Path, journal_in: Callable[[Path], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     bank(tmp_path)
+    monkeypatch.setenv("TOOLSLIP_JOURNAL", journal_in(tmp_path))
     code, _, _ = pay_all(tmp_path, BANK_KILL="after:2")
     assert code == -signal.SIGKILL and ledger(tmp_path) == [
         "r1",

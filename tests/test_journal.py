@@ -1,4 +1,7 @@
-"""The run journal: what it records, how a resume replays it, and what happens to an unfinished call."""
+"""The run journal: what it records, how a resume replays it, and what happens to an unfinished call.
+
+Each test runs against both stores (``journal_at``: a SQLite file, a real PostgreSQL server).
+"""
 
 from __future__ import annotations
 
@@ -11,11 +14,13 @@ from typing import Any
 import orjson
 import pytest
 
+from _journals import refused_change
 from toolslip import Agent, Toolbox, tool
 from toolslip.approval import Approval, ApprovalRequest, Decision
 from toolslip.dedup import Dedup
+from toolslip.durable.stores import LeasedStore, open_store
 from toolslip.errors import ConfigError
-from toolslip.journal import Entry, Journal, RunSummary, SqliteStore, default_journal_path
+from toolslip.journal import Entry, Journal, RunSummary, default_journal_path
 from toolslip.messages import Request
 from toolslip.testing import FunctionModel, Turn, call
 
@@ -43,19 +48,21 @@ class Crash(BaseException):
     """Stands in for the process dying (the real SIGKILL is in test_journal_kill.py)."""
 
 
-class CrashingStore(SqliteStore):
-    """Dies just before writing the first entry of kind ``before``."""
+class CrashingStore:
+    """A store that dies just before writing the first entry of kind ``before``."""
 
-    def __init__(self, path: Path, before: str | None) -> None:
-        super().__init__(path)
-        self.before = before
+    def __init__(self, store: LeasedStore, before: str | None) -> None:
+        self.store, self.before = store, before
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
 
     def append(
         self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "", **kw: Any
     ) -> None:
         if kind == self.before:
             raise Crash(kind)
-        super().append(run_id, kind, data, step=step, key=key, **kw)
+        self.store.append(run_id, kind, data, step=step, key=key, **kw)
 
 
 class CountingModel:
@@ -75,19 +82,19 @@ def setup_function() -> None:
     ran.clear()
 
 
-def crash_then_resume(tmp_path: Path, before: str, approver: Any = None, *turns: Turn) -> tuple[Any, Journal, Any]:
+def crash_then_resume(journal_at: str, before: str, approver: Any = None, *turns: Turn) -> tuple[Any, Journal, Any]:
     model = CountingModel(*(turns or (call("transfer", to="ann"), "done")))
-    crashing = Journal(CrashingStore(tmp_path / "runs.sqlite", before))
+    crashing = Journal(CrashingStore(open_store(journal_at), before))  # type: ignore[arg-type]
     with pytest.raises(Crash):
         Agent(model=model, tools=TOOLS, hooks=crashing.wrap(Dedup())).run("pay ann", run_id="r")
     crashing.store.close()
-    journal = Journal(tmp_path / "runs.sqlite", approver=approver)
+    journal = Journal(journal_at, approver=approver)
     agent = Agent(model=model, tools=TOOLS, hooks=journal.wrap(Dedup()))
     return asyncio.run(journal.resume(agent, "r")), journal, model
 
 
-def test_every_model_response_and_tool_execution_is_recorded_before_and_after(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "runs.sqlite", meta={"tools_file": "bank.py"})
+def test_every_model_response_and_tool_execution_is_recorded_before_and_after(journal_at: str) -> None:
+    journal = Journal(journal_at, meta={"tools_file": "bank.py"})
     model = CountingModel(call("transfer", to="ann"), "done")
     result = Agent(model=model, tools=TOOLS, hooks=journal.wrap()).run("pay ann", run_id="r")
     entries = journal.store.entries("r")
@@ -112,21 +119,21 @@ def test_every_model_response_and_tool_execution_is_recorded_before_and_after(tm
     ]
 
 
-def test_resume_replays_recorded_responses_and_results_without_repeating_them(tmp_path: Path) -> None:
-    result, journal, model = crash_then_resume(tmp_path, "finish")
+def test_resume_replays_recorded_responses_and_results_without_repeating_them(journal_at: str) -> None:
+    result, journal, model = crash_then_resume(journal_at, "finish")
     assert result.ok and result.output == "done"
     assert ran == ["ann"] and model.asked == 2  # nothing was asked or run again
     assert [e.kind for e in journal.store.entries("r")][-2:] == ["resume", "finish"]
 
 
-def test_a_call_recorded_as_finished_is_not_run_again_even_if_the_model_step_after_it_was_lost(tmp_path: Path) -> None:
+def test_a_call_recorded_as_finished_is_not_run_again_even_if_the_model_step_after_it_was_lost(journal_at: str) -> None:
     turns = (call("transfer", to="ann"), call("transfer", to="ann"), "done")
-    result, _, model = crash_then_resume(tmp_path, "model", None, *turns)  # dies writing step 2's response
+    result, _, model = crash_then_resume(journal_at, "model", None, *turns)  # dies writing step 2's response
     assert result.ok and ran == ["ann"]  # step 2 asked the model again; Dedup knew the replayed transfer
     assert result.messages[4].tool_results[0].text.startswith("[duplicate")
 
 
-def test_unfinished_side_effecting_call_is_asked_about_and_rerun_when_approved(tmp_path: Path) -> None:
+def test_unfinished_side_effecting_call_is_asked_about_and_rerun_when_approved(journal_at: str) -> None:
     asked: list[ApprovalRequest] = []
 
     def approver(request: ApprovalRequest) -> bool:
@@ -134,25 +141,25 @@ def test_unfinished_side_effecting_call_is_asked_about_and_rerun_when_approved(t
         return True
 
     ran.append("(it may or may not have run before the crash)")
-    result, _, _ = crash_then_resume(tmp_path, "tool_end", approver)
+    result, _, _ = crash_then_resume(journal_at, "tool_end", approver)
     assert result.ok and [r.tool for r in asked] == ["transfer"] and "no recorded end" in asked[0].reason
     assert ran.count("ann") == 2  # approved: run again
 
 
-def test_unfinished_call_declined_is_reported_as_possibly_done_and_dedups_later_calls(tmp_path: Path) -> None:
+def test_unfinished_call_declined_is_reported_as_possibly_done_and_dedups_later_calls(journal_at: str) -> None:
     def approver(request: ApprovalRequest) -> Decision:
         return Decision(approved=False, note="the bank shows it")
 
     turns = (call("transfer", to="ann"), call("transfer", to="ann"), "done")
-    result, _, _ = crash_then_resume(tmp_path, "tool_end", approver, *turns)
+    result, _, _ = crash_then_resume(journal_at, "tool_end", approver, *turns)
     first, again = result.messages[2].tool_results[0], result.messages[4].tool_results[0]
     assert ran == ["ann"] and result.ok
     assert "was not run again" in first.text and "the bank shows it" in first.text and not first.is_error
     assert again.text.startswith("[duplicate")
 
 
-def test_unfinished_call_without_an_approver_pauses_the_run_until_decided(tmp_path: Path) -> None:
-    result, journal, model = crash_then_resume(tmp_path, "tool_end")
+def test_unfinished_call_without_an_approver_pauses_the_run_until_decided(journal_at: str) -> None:
+    result, journal, model = crash_then_resume(journal_at, "tool_end")
     assert result.stop_reason == "paused" and ran == ["ann"]
     finish = journal.store.entries("r")[-1]
     assert finish.kind == "finish" and [p["tool"] for p in finish.data["pending"]] == ["transfer"]
@@ -162,16 +169,16 @@ def test_unfinished_call_without_an_approver_pauses_the_run_until_decided(tmp_pa
     assert result.ok and ran == ["ann", "ann"]
 
 
-def test_unfinished_idempotent_call_runs_again_without_asking(tmp_path: Path) -> None:
+def test_unfinished_idempotent_call_runs_again_without_asking(journal_at: str) -> None:
     def approver(request: ApprovalRequest) -> bool:
         raise AssertionError("an idempotent call needs no question")
 
-    result, _, _ = crash_then_resume(tmp_path, "tool_end", approver, call("put", key="k"), "done")
+    result, _, _ = crash_then_resume(journal_at, "tool_end", approver, call("put", key="k"), "done")
     assert result.ok and ran == ["put k", "put k"]
 
 
-def test_paused_approval_is_recorded_and_resumed_from_the_journal(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "runs.sqlite")
+def test_paused_approval_is_recorded_and_resumed_from_the_journal(journal_at: str) -> None:
+    journal = Journal(journal_at)
     model = CountingModel([call("put", key="a"), call("transfer", to="bob")], "done")
     agent = Agent(model=model, tools=TOOLS, hooks=journal.wrap(Dedup(), Approval()))
     assert agent.run("q", run_id="r").stop_reason == "paused" and ran == ["put a"]
@@ -181,15 +188,18 @@ def test_paused_approval_is_recorded_and_resumed_from_the_journal(tmp_path: Path
     assert result.ok and ran == ["put a", "bob"] and model.asked == 2
 
 
-def test_the_journal_is_append_only(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "runs.sqlite")
+def test_the_journal_is_append_only(journal_at: str) -> None:
+    store = open_store(journal_at)
     store.append("r", "start", {"messages": []})
-    db = sqlite3.connect(tmp_path / "runs.sqlite")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        db.execute("UPDATE entries SET kind = 'x'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        db.execute("DELETE FROM entries")
-    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    store.close()
+    assert "append-only" in refused_change(journal_at, "UPDATE entries SET kind = 'x'")
+    assert "append-only" in refused_change(journal_at, "DELETE FROM entries")
+    if journal_at.endswith(".sqlite"):
+        db = sqlite3.connect(journal_at)
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        db.close()
+    else:
+        assert "append-only" in refused_change(journal_at, "TRUNCATE entries")
 
 
 def test_another_store_plugs_in_through_the_interface(tmp_path: Path) -> None:

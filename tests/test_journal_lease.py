@@ -1,27 +1,30 @@
 """The run lease: one executor per run, a named refusal for any other, takeover only when it expired.
 
-Real SQLite throughout; the cross-process race with SIGKILL is in test_cli_resume.py.
+Real SQLite and a real PostgreSQL server (``journal_at``); the cross-process race with SIGKILL is in
+test_cli_resume.py, many machines at once in test_fleet.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _journals import insert_lease, lease_row
 from toolslip import Agent, Toolbox, tool
 from toolslip.dedup import Dedup
+from toolslip.durable.journal_pg import PostgresStore
+from toolslip.durable.journal_store import SqliteStore
+from toolslip.durable.stores import LeasedStore, open_store
 from toolslip.errors import ProviderError, RunBusy
-from toolslip.journal import Journal, SqliteStore
-from toolslip.lease import _NODE, Holder
+from toolslip.journal import Journal
+from toolslip.lease import _NODE
 from toolslip.messages import Request
 from toolslip.testing import FunctionModel, Turn, call
 
@@ -53,16 +56,8 @@ def agent(journal: Journal, *turns: Turn) -> Agent:
     return Agent(model=scripted(*turns), tools=Toolbox([pay]), hooks=journal.wrap(Dedup()))
 
 
-def lease_row(path: Path, run_id: str) -> Holder | None:
-    store = SqliteStore(path)
-    try:
-        return store.leases.holders().get(run_id)
-    finally:
-        store.close()
-
-
-def test_a_second_journal_refuses_a_run_while_the_first_executes_it(tmp_path: Path) -> None:
-    path = tmp_path / "runs.sqlite"
+def test_a_second_journal_refuses_a_run_while_the_first_executes_it(journal_at: str) -> None:
+    path = journal_at
     first = Journal(path)
     second = Journal(path)
     refusals: list[str] = []
@@ -86,8 +81,8 @@ def test_a_second_journal_refuses_a_run_while_the_first_executes_it(tmp_path: Pa
     assert [s.status for s in first.store.runs()] == ["completed"]
 
 
-def test_the_same_run_twice_at_once_in_one_process_is_refused(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "runs.sqlite")
+def test_the_same_run_twice_at_once_in_one_process_is_refused(journal_at: str) -> None:
+    journal = Journal(journal_at)
     turns = (call("pay", to="ann"), "done")
     during.append(lambda: asyncio.sleep(0.05))  # the first run is still in its call when the second starts
 
@@ -103,19 +98,13 @@ def test_the_same_run_twice_at_once_in_one_process_is_refused(tmp_path: Path) ->
     assert "already being executed in this process" in str(next(o for o in outcomes if isinstance(o, RunBusy)))
 
 
-def insert_lease(path: Path, run_id: str, **fields: Any) -> None:
-    row = {"owner": "someone", "pid": 1, "host": "elsewhere", "node": "", "started": "", "taken_at": time.time()}
-    row |= {"renewed_at": time.time(), "ttl": 30.0, **fields}
-    db = sqlite3.connect(path)
-    db.execute(
-        f"INSERT OR REPLACE INTO leases (run_id, {', '.join(row)}) VALUES (?{', ?' * len(row)})",
-        (run_id, *row.values()),
-    )
-    db.commit()
-    db.close()
+def store_with_ttl(location: str, ttl: float) -> LeasedStore:
+    if location.endswith(".sqlite"):
+        return SqliteStore(location, ttl=ttl)
+    return PostgresStore(location, ttl=ttl)
 
 
-def start_a_run(path: Path) -> None:
+def start_a_run(path: str) -> None:
     """A run that started and then its process died: a start entry and a lease row, nothing else."""
     journal = Journal(path)
     with pytest.raises(ProviderError):
@@ -127,8 +116,8 @@ def _fail(request: Request) -> Turn:
     raise ProviderError("the service is down")
 
 
-def test_another_machines_lease_binds_until_it_has_not_been_renewed_for_its_ttl(tmp_path: Path) -> None:
-    path = tmp_path / "runs.sqlite"
+def test_another_machines_lease_binds_until_it_has_not_been_renewed_for_its_ttl(journal_at: str) -> None:
+    path = journal_at
     start_a_run(path)
     insert_lease(path, "r", host="build-7", node="other-boot/pid:[1]", renewed_at=time.time() - 20)
     journal = Journal(path)
@@ -139,10 +128,10 @@ def test_another_machines_lease_binds_until_it_has_not_been_renewed_for_its_ttl(
     assert asyncio.run(journal.resume(agent(journal, "done"), "r")).ok  # expired: taken over
 
 
-def test_a_dead_process_on_this_machine_loses_its_lease_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "runs.sqlite"
+def test_a_dead_process_on_this_machine_loses_its_lease_at_once(journal_at: str) -> None:
+    path = journal_at
     start_a_run(path)
-    store = SqliteStore(path)
+    store = open_store(path)
     assert store.leases.holders() == {}  # the failed run released its lease
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     insert_lease(path, "r", pid=int(gone.stdout), host=os.uname().nodename, node=_NODE, started="123")
@@ -153,9 +142,9 @@ def test_a_dead_process_on_this_machine_loses_its_lease_at_once(tmp_path: Path) 
     assert asyncio.run(journal.resume(agent(journal, "done"), "r")).ok
 
 
-def test_a_process_whose_lease_was_taken_over_stops_before_its_next_tool_call(tmp_path: Path) -> None:
-    path = tmp_path / "runs.sqlite"
-    journal = Journal(SqliteStore(path, ttl=0.2))
+def test_a_process_whose_lease_was_taken_over_stops_before_its_next_tool_call(journal_at: str) -> None:
+    path = journal_at
+    journal = Journal(store_with_ttl(path, 0.2))
 
     def taken_over_while_stopped() -> None:
         if not ran:
@@ -170,9 +159,9 @@ def test_a_process_whose_lease_was_taken_over_stops_before_its_next_tool_call(tm
     assert [e.kind for e in journal.store.entries("r")] == ["start", "model", "tool_start"]
 
 
-def test_the_heartbeat_renews_the_lease_while_a_long_call_runs(tmp_path: Path) -> None:
-    path = tmp_path / "runs.sqlite"
-    journal = Journal(SqliteStore(path, ttl=0.3))
+def test_the_heartbeat_renews_the_lease_while_a_long_call_runs(journal_at: str) -> None:
+    path = journal_at
+    journal = Journal(store_with_ttl(path, 0.3))
     renewals: list[float] = []
 
     def watch() -> None:
@@ -187,8 +176,8 @@ def test_the_heartbeat_renews_the_lease_while_a_long_call_runs(tmp_path: Path) -
     assert renewals == sorted(renewals) and len(set(renewals)) == 3, renewals
 
 
-def test_runs_lists_failed_and_interrupted_runs_with_what_happened(tmp_path: Path) -> None:
-    path = tmp_path / "runs.sqlite"
+def test_runs_lists_failed_and_interrupted_runs_with_what_happened(journal_at: str) -> None:
+    path = journal_at
     start_a_run(path)
     journal = Journal(path)
 

@@ -18,11 +18,12 @@ from typing import Any
 from ..agent.hooks import Hook
 from ..durable.approval import Approval, Approver, terminal_approver
 from ..durable.dedup import Dedup
-from ..durable.journal import Journal, default_journal_path
+from ..durable.journal import Journal
 from ..durable.repeats import RepeatGuard
 from ..durable.serial import SerialSideEffects
 
 __all__ = [
+    "JOURNAL_HELP",
     "add_rerun_option",
     "add_run_options",
     "approver_from_args",
@@ -40,13 +41,15 @@ _APPROVERS: dict[str, Approver | None] = {
 }
 
 
+JOURNAL_HELP = (
+    "the run journal: a SQLite file, or a postgresql:// URL that many machines share "
+    "(default $TOOLSLIP_JOURNAL, else $TOOLSLIP_HOME/runs.sqlite)"
+)
+
+
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("side effects")
-    group.add_argument(
-        "--journal",
-        metavar="PATH",
-        help=f"the run journal (SQLite); default {default_journal_path()} ($TOOLSLIP_HOME/runs.sqlite)",
-    )
+    group.add_argument("--journal", metavar="PATH|URL", help=JOURNAL_HELP)
     group.add_argument("--no-journal", action="store_true", help="do not record the run (it cannot be resumed)")
     group.add_argument(
         "--approve",
@@ -102,8 +105,7 @@ def journal_from_args(args: argparse.Namespace, meta: Mapping[str, Any] | None =
     """The journal the options name, or ``None`` with ``--no-journal``."""
     if args.no_journal:
         return None
-    path = args.journal or default_journal_path()
-    return Journal(path, approver=rerun_approver_from_args(args), meta=meta or _meta(args))
+    return Journal(args.journal, approver=rerun_approver_from_args(args), meta=meta or _meta(args))
 
 
 def hooks_from_args(args: argparse.Namespace, journal: Journal | None = None) -> list[Hook]:

@@ -3,7 +3,8 @@
 Statuses: ``running`` (a live process holds the run's lease), ``interrupted`` (Ctrl-C, or the process was
 killed: it can be resumed), ``failed`` (the model call failed; the error is shown), ``paused`` (waiting for
 decisions), and the finished ones (``completed``, ``max_steps``...). ``--prune`` removes finished runs
-(``--before DATE``, ``--keep N``) by rewriting the journal; runs that can still be resumed are kept.
+(``--before DATE``, ``--keep N``); runs that can still be resumed are kept. The journal is a SQLite file or
+a ``postgresql://`` URL (``--journal``, else ``$TOOLSLIP_JOURNAL``).
 """
 
 from __future__ import annotations
@@ -11,21 +12,22 @@ from __future__ import annotations
 import argparse
 import time
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from ..core._display import dollars
 from ..core.errors import ConfigError
-from ..durable.journal import SqliteStore, default_journal_path
+from ..durable.stores import LeasedStore
+from ..durable.stores import open_store as _open
 from . import EXIT_OK
 from .argtypes import at_least
+from .durable import JOURNAL_HELP
 
 __all__ = ["human_size", "open_store", "register"]
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("runs", help="list the runs in the journal, newest first; --prune old ones")
-    parser.add_argument("--journal", metavar="PATH", help=f"the run journal (default {default_journal_path()})")
+    parser.add_argument("--journal", metavar="PATH|URL", help=JOURNAL_HELP)
     parser.add_argument("--limit", type=at_least(1), default=20, help="how many runs to show (default 20)")
     parser.add_argument("--prune", action="store_true", help="remove finished runs (with --before and/or --keep)")
     parser.add_argument("--before", metavar="DATE", help="with --prune: finished runs last active before DATE")
@@ -56,7 +58,7 @@ def handle(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _prune(store: SqliteStore, args: argparse.Namespace) -> int:
+def _prune(store: LeasedStore, args: argparse.Namespace) -> int:
     if args.before is None and args.keep is None:
         raise ConfigError("--prune needs --before DATE (e.g. 2026-01-31) and/or --keep N")
     before = _date(args.before) if args.before is not None else None
@@ -81,9 +83,6 @@ def human_size(n: int) -> str:
     return f"{n / 1000:.1f} kB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
 
 
-def open_store(path: str | None) -> SqliteStore:
-    """The journal at ``path`` (default location otherwise); a missing file is an error, not a new journal."""
-    file = Path(path) if path else default_journal_path()
-    if not file.is_file() and not file.is_dir():
-        raise ConfigError(f"no run journal at {str(file)!r}; runs are recorded there by `toolslip run`")
-    return SqliteStore(file)
+def open_store(location: str | None) -> LeasedStore:
+    """The journal at ``location`` (default location otherwise); a missing file is an error, not a new journal."""
+    return _open(location, existing=True)

@@ -12,8 +12,9 @@ from typing import Any
 from ..core._display import dollars
 from ..core.errors import ConfigError
 from ..core.messages import ToolResult, message_from_dict, part_from_dict
-from ..durable.journal import Entry, default_journal_path, response_from_dict
+from ..durable.journal import Entry, response_from_dict
 from . import EXIT_OK
+from .durable import JOURNAL_HELP
 from .runs import open_store
 
 __all__ = ["format_entry", "register"]
@@ -22,7 +23,7 @@ __all__ = ["format_entry", "register"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("show", help="print one run from the journal")
     parser.add_argument("run_id", metavar="RUN_ID", help="as listed by `toolslip runs`")
-    parser.add_argument("--journal", metavar="PATH", help=f"the run journal (default {default_journal_path()})")
+    parser.add_argument("--journal", metavar="PATH|URL", help=JOURNAL_HELP)
     parser.add_argument("--json", action="store_true", help="print the raw entries as JSON lines")
     parser.set_defaults(handler=handle)
 

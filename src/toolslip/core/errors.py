@@ -9,6 +9,7 @@
     ├── ProviderError          the model service answered with an error, or could not be reached
     ├── McpError               an MCP server could not be started or reached, or broke the protocol
     ├── RunBusy                another process is executing this run (it holds the run's lease)
+    ├── JournalError           the run journal's database failed under a run (gone, timed out, disk full)
     ├── ToolError              raised by a tool to return an error result with its own content
     └── ScriptExhausted        a scripted test model was asked for more turns than it was given
 
@@ -31,6 +32,7 @@ __all__ = [
     "CannotExpress",
     "ConfigError",
     "FormatError",
+    "JournalError",
     "McpError",
     "ProviderError",
     "RunBusy",
@@ -81,6 +83,10 @@ class ProviderError(ToolslipError):
 
 class RunBusy(ToolslipError):
     """Another process holds the run's lease (:mod:`toolslip.durable.lease`); the message names it."""
+
+
+class JournalError(ToolslipError):
+    """The run journal could not be written or read while a run went on; the run stops, resume continues it."""
 
 
 class McpError(ToolslipError):

@@ -1,6 +1,8 @@
 """The durable run journal: every model response and every tool execution, written before it is used.
 
-An append-only log per run, in one SQLite file (WAL mode) by default. A tool execution is written twice:
+An append-only log per run, in one SQLite file (WAL mode) by default, or in a PostgreSQL database that
+many machines share (``Journal("postgresql://...")``, :mod:`toolslip.durable.journal_pg`). A tool
+execution is written twice:
 ``tool_start`` with its idempotency key *before* the tool runs and ``tool_end`` with its full output
 after. Resuming a run (:meth:`Journal.resume`, ``toolslip resume RUN_ID``) replays the log through
 :class:`~toolslip.durable.replay.Replay`: recorded model responses are not requested again, finished calls return
@@ -14,9 +16,10 @@ Use it as two hooks around the others, so it answers replays first and records t
 
 A run is executed under its lease (:mod:`toolslip.durable.lease`): the hooks take it before reading the run,
 every entry is written only while it holds, and it is released when the run finishes, fails (an
-``abort`` entry: ``failed``) or is interrupted (``abort``: ``interrupted``). The store lives in
-:mod:`toolslip.durable.journal_store`; another backend implements :class:`JournalStore` (append, entries, runs)
-and then runs without leases.
+``abort`` entry: ``failed``) or is interrupted (``abort``: ``interrupted``). The stores live in
+:mod:`toolslip.durable.journal_store` and :mod:`toolslip.durable.journal_pg` (:mod:`toolslip.durable.stores`
+picks one from a location); another backend implements :class:`JournalStore` (append, entries, runs) and
+then runs without leases.
 """
 
 from __future__ import annotations
@@ -47,8 +50,9 @@ from ..core.messages import (
 from .decisions import PENDING, REFUSED, Approver, Decision, as_decisions
 from .dedup import Dedup, duplicate_answer, idempotency_key
 from .journal_store import Entry, JournalStore, RunSummary, SqliteStore, default_journal_path
-from .lease import Lease
+from .lease import Lease, LeaseKeeper
 from .replay import Recording, Replay
+from .stores import LeasedStore, open_store
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -164,8 +168,10 @@ def _tally(entries: Sequence[Entry]) -> _Tally:
 class Journal:
     """A run journal over a store; :meth:`wrap` gives the hooks to put on an agent.
 
-    With a :class:`SqliteStore`, a run is executed under its lease (:mod:`toolslip.durable.lease`): a second
-    process that tries to run or resume it gets :class:`~toolslip.core.errors.RunBusy` naming the holder.
+    ``store`` is a store, a SQLite file path or a ``postgresql://`` URL; by default ``$TOOLSLIP_JOURNAL``,
+    else ``$TOOLSLIP_HOME/runs.sqlite``. With either built-in store a run is executed under its lease
+    (:mod:`toolslip.durable.lease`): a second process that tries to run or resume it gets
+    :class:`~toolslip.core.errors.RunBusy` naming the holder.
     """
 
     def __init__(
@@ -176,7 +182,7 @@ class Journal:
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         if store is None or isinstance(store, str | os.PathLike):
-            store = SqliteStore(store or default_journal_path())
+            store = open_store(store)
         self.store: JournalStore = store
         self.meta = dict(meta or {})
         """Recorded with each run's start (e.g. the tools file and model the CLI used)."""
@@ -200,8 +206,10 @@ class Journal:
         The hooks take it when a run starts, and release it when the run ends.
         """
         if run_id not in self._leases:
-            store = self.store  # another store has no leases: one process at a time is up to its user
-            self._leases[run_id] = store.leases.take(run_id) if isinstance(store, SqliteStore) else None
+            leases = getattr(
+                self.store, "leases", None
+            )  # another store has none: one process at a time is up to its user
+            self._leases[run_id] = leases.take(run_id) if isinstance(leases, LeaseKeeper) else None
 
     def release(self, run_id: str) -> None:
         self._active.discard(run_id)
@@ -225,7 +233,7 @@ class Journal:
             self.store.append(ctx.run_id, kind, data, step=ctx.step, key=key)
         else:
             lease.check()  # renews it if the heartbeat fell behind
-            cast(SqliteStore, self.store).append(ctx.run_id, kind, data, step=ctx.step, key=key, lease=lease)
+            cast(LeasedStore, self.store).append(ctx.run_id, kind, data, step=ctx.step, key=key, lease=lease)
 
     def _end(self, ctx: RunContext) -> None:
         if ctx.state.pop(_BEGUN, False):

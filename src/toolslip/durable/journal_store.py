@@ -24,7 +24,7 @@ import orjson
 from ..core.errors import ConfigError
 from ..core.messages import message_from_dict
 from .lease import SCHEMA as LEASE_SCHEMA
-from .lease import TTL, Lease, Leases
+from .lease import TTL, Holder, Lease, Leases
 
 __all__ = ["FINISHED", "Entry", "JournalStore", "PruneReport", "RunSummary", "SqliteStore", "default_journal_path"]
 
@@ -181,32 +181,13 @@ class SqliteStore:
                FROM entries GROUP BY run_id ORDER BY MIN(seq) DESC LIMIT ?""",
             (limit,),
         ).fetchall()
-        holders = self.leases.holders()
-        now = time.time()
+        holders, now = self.leases.holders(), time.time()
         summaries = []
         for run_id, started, updated, steps, size, last_seq, first_seq in rows:
-            kind, last = self._db.execute("SELECT kind, data FROM entries WHERE seq = ?", (last_seq,)).fetchone()
+            last = self._db.execute("SELECT kind, data FROM entries WHERE seq = ?", (last_seq,)).fetchone()
             first = self._db.execute("SELECT kind, data FROM entries WHERE seq = ?", (first_seq,)).fetchone()
-            begun = orjson.loads(first[1]) if first[0] == "start" else {}
-            status, message = _status(kind, orjson.loads(last))
-            holder = holders.get(run_id)
-            if holder is not None and holder.alive(now):
-                status, message = "running", holder.describe(now)
-            user = [m for m in begun.get("messages", ()) if m.get("role") == "user"]
-            summaries.append(
-                RunSummary(
-                    run_id=run_id,
-                    started_at=started,
-                    updated_at=updated,
-                    status=status,
-                    steps=steps,
-                    model=str(begun.get("model", "")),
-                    prompt=message_from_dict(user[-1]).text if user else "",
-                    message=message,
-                    size=size,
-                    cost=orjson.loads(last).get("cost") if kind == "finish" else None,
-                )
-            )
+            times = (started, updated, steps, size)
+            summaries.append(summary_of(run_id, times, first, last, holders.get(run_id), now))
         return summaries
 
     def file_size(self) -> int:
@@ -249,6 +230,36 @@ class SqliteStore:
     def close(self) -> None:
         self.leases.close()
         self._db.close()
+
+
+def summary_of(
+    run_id: str,
+    times: tuple[float, float, int, int],
+    first: tuple[str, bytes],
+    last: tuple[str, bytes],
+    holder: Holder | None,
+    now: float,
+) -> RunSummary:
+    """A run's summary from its (started, updated, steps, size), its first and last (kind, data) and its lease."""
+    started, updated, steps, size = times
+    begun = orjson.loads(first[1]) if first[0] == "start" else {}
+    ended = orjson.loads(last[1])
+    status, message = _status(last[0], ended)
+    if holder is not None and holder.alive(now):
+        status, message = "running", holder.describe(now)
+    user = [m for m in begun.get("messages", ()) if m.get("role") == "user"]
+    return RunSummary(
+        run_id=run_id,
+        started_at=started,
+        updated_at=updated,
+        status=status,
+        steps=steps,
+        model=str(begun.get("model", "")),
+        prompt=message_from_dict(user[-1]).text if user else "",
+        message=message,
+        size=size,
+        cost=ended.get("cost") if last[0] == "finish" else None,
+    )
 
 
 def _status(kind: str, data: Mapping[str, Any]) -> tuple[str, str]:

@@ -1,7 +1,8 @@
 """The run lease: a run is executed by at most one process at a time, across processes and machines.
 
 Two ``toolslip resume`` of one run used to both execute it (ledger ``1 2 3 4 4 5 5 6 6``). Now a process
-must hold the run's lease, a row in the journal's own SQLite file, to write anything for the run:
+must hold the run's lease, a row in the journal's own store (its SQLite file, or its PostgreSQL database:
+:mod:`toolslip.durable.journal_pg`), to write anything for the run:
 
 * it is taken in a ``BEGIN IMMEDIATE`` transaction, so two processes cannot both find it free;
 * its holder renews it from a background thread every ``ttl / 3`` seconds (no cost per step), and checks
@@ -11,7 +12,9 @@ must hold the run's lease, a row in the journal's own SQLite file, to write anyt
   finds its lease stolen (it was stopped longer than ``ttl``) stops before running anything more.
 
 The holder is named in the refusal (pid, host, when it last renewed), so a person knows what to stop.
-Clocks of machines sharing a journal must agree to within a few seconds of ``ttl``.
+Clocks of machines sharing a SQLite journal must agree to within a few seconds of ``ttl``; on PostgreSQL
+the database server's clock alone judges expiry. :class:`LeaseKeeper` is what both stores share: the
+leases this process holds and the heartbeat thread that renews them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +34,7 @@ from typing import Any
 
 from ..core.errors import RunBusy
 
-__all__ = ["TTL", "Holder", "Lease", "Leases"]
+__all__ = ["TTL", "Holder", "Lease", "LeaseKeeper", "Leases", "busy_message"]
 
 TTL = 30.0
 """Seconds without renewal after which another machine may take a run over."""
@@ -97,16 +101,18 @@ _HOST = socket.gethostname()
 class Lease:
     """A lease this process holds on one run; renewed in the background until released."""
 
-    def __init__(self, leases: Leases, run_id: str, owner: str) -> None:
+    def __init__(self, leases: LeaseKeeper, run_id: str, owner: str) -> None:
         self.leases, self.run_id, self.owner = leases, run_id, owner
         self.renewed = time.monotonic()
+        """When the last renewal was *sent*: the store's own record of it is no older, so the lease is surely
+        held for ``ttl`` from here."""
         self.lost: Holder | bool = False
         """``False`` while held; else the process that took it over (or ``True`` if it is unknown)."""
 
     def check(self) -> None:
         """Raise :class:`RunBusy` unless this process still holds the lease (renewing it if due)."""
         if not self.lost and time.monotonic() - self.renewed > self.leases.ttl / 2:
-            self.leases.renew(self, self.leases.db)
+            self.leases.renew(self)
         if self.lost:
             self.lose()
 
@@ -124,55 +130,58 @@ class Lease:
         self.leases.release(self)
 
 
-class Leases:
-    """Takes, renews and releases run leases in one SQLite file."""
+class LeaseKeeper(ABC):
+    """The leases one store holds for this process, and the heartbeat thread that renews them.
 
-    def __init__(self, db: sqlite3.Connection, connect: Callable[[], sqlite3.Connection], ttl: float = TTL) -> None:
-        self.db, self._connect, self.ttl = db, connect, ttl
+    A store implements taking, renewing, reading and deleting lease rows; the bookkeeping and the thread
+    are shared, so that SQLite and PostgreSQL leases behave alike.
+    """
+
+    errors: tuple[type[Exception], ...] = ()
+    """The store's own errors: a heartbeat that meets one leaves the lease to expire or to Lease.check."""
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
         self._held: dict[str, Lease] = {}
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
 
+    @abstractmethod
     def take(self, run_id: str) -> Lease:
         """The lease on ``run_id``, or :class:`RunBusy` naming the process that holds it."""
-        if (held := self._held.get(run_id)) is not None and not held.lost:
-            return held
-        owner = uuid.uuid4().hex
-        db, now = self.db, time.time()
-        db.execute("BEGIN IMMEDIATE")  # nobody else can read-then-write the row in between
-        try:
-            holder = self._holder(db, run_id)
-            if holder is not None and holder.alive(now):
-                raise RunBusy(
-                    f"run {run_id} is being executed by another process ({holder.describe(now)}); "
-                    "wait for it to finish or stop that process, then resume it"
-                )
-            db.execute(
-                f"INSERT OR REPLACE INTO leases ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, owner, os.getpid(), _HOST, _NODE, _started(os.getpid()), now, now, self.ttl),
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        lease = Lease(self, run_id, owner)
+
+    @abstractmethod
+    def renew(self, lease: Lease, *, background: bool = False) -> None:
+        """Renew ``lease``, or mark it lost; ``background`` when called from the heartbeat thread."""
+
+    @abstractmethod
+    def holders(self) -> dict[str, Holder]:
+        """Every lease row, live or not, by run id."""
+
+    @abstractmethod
+    def holder(self, run_id: str) -> Holder | None: ...
+
+    @abstractmethod
+    def _delete(self, lease: Lease) -> None:
+        """Delete ``lease``'s row if it still names its owner; errors are the caller's to ignore."""
+
+    def _background_done(self) -> None:  # noqa: B027  (a hook: only a store that opens something for the thread needs it)
+        """The heartbeat thread ends: close what it opened."""
+
+    def _taken(self, run_id: str) -> Lease | None:
+        """The lease this process already holds on ``run_id``, if it holds one."""
+        held = self._held.get(run_id)
+        return held if held is not None and not held.lost else None
+
+    def _hold(self, lease: Lease) -> Lease:
         with self._wake:
-            self._held[run_id] = lease
+            self._held[lease.run_id] = lease
             self._wake.notify()  # a lingering heartbeat thread starts counting for this lease
             if self._thread is None:
                 self._thread = threading.Thread(target=self._beat, name="toolslip-lease", daemon=True)
                 self._thread.start()
         return lease
-
-    def renew(self, lease: Lease, db: sqlite3.Connection) -> None:
-        renewed = db.execute(
-            "UPDATE leases SET renewed_at = ? WHERE run_id = ? AND owner = ?", (time.time(), lease.run_id, lease.owner)
-        ).rowcount
-        if renewed:
-            lease.renewed = time.monotonic()
-        else:
-            lease.lost = self._holder(db, lease.run_id) or True
 
     def release(self, lease: Lease) -> None:
         # The heartbeat thread is not woken: a run often ends just before the process does, and a daemon
@@ -180,13 +189,8 @@ class Leases:
         with self._wake:
             if self._held.get(lease.run_id) is lease:
                 del self._held[lease.run_id]
-        with contextlib.suppress(sqlite3.Error):  # a closed or broken journal: the lease expires on its own
-            self.db.execute("DELETE FROM leases WHERE run_id = ? AND owner = ?", (lease.run_id, lease.owner))
-
-    def holders(self) -> dict[str, Holder]:
-        """Every lease row, live or not, by run id."""
-        rows = self.db.execute(f"SELECT {_COLUMNS} FROM leases").fetchall()
-        return {row[0]: _holder_of(row) for row in rows}
+        with contextlib.suppress(*self.errors):  # a closed or broken journal: the lease expires on its own
+            self._delete(lease)
 
     def close(self) -> None:
         """Release every lease; the heartbeat thread ends at its next beat."""
@@ -194,17 +198,8 @@ class Leases:
         for lease in list(self._held.values()):
             self.release(lease)
 
-    def holder(self, run_id: str) -> Holder | None:
-        return self._holder(self.db, run_id)
-
-    @staticmethod
-    def _holder(db: sqlite3.Connection, run_id: str) -> Holder | None:
-        row = db.execute(f"SELECT {_COLUMNS} FROM leases WHERE run_id = ?", (run_id,)).fetchone()
-        return _holder_of(row) if row else None
-
     def _beat(self) -> None:
-        """The heartbeat: one thread per journal file while it holds leases, with its own connection."""
-        db: sqlite3.Connection | None = None
+        """The heartbeat: one thread per store while it holds leases."""
         try:
             while True:
                 with self._wake:
@@ -217,12 +212,84 @@ class Leases:
                     held = list(self._held.values())
                 for lease in held:
                     if not lease.lost and time.monotonic() - lease.renewed >= self.ttl / 3:
-                        db = db or self._connect()
-                        with contextlib.suppress(sqlite3.Error):  # busy for long: Lease.check notices
-                            self.renew(lease, db)
+                        with contextlib.suppress(*self.errors):  # the store is busy or away: Lease.check notices
+                            self.renew(lease, background=True)
         finally:
-            if db is not None:
-                db.close()
+            self._background_done()
+
+
+class Leases(LeaseKeeper):
+    """Takes, renews and releases run leases in one SQLite file."""
+
+    errors = (sqlite3.Error,)
+
+    def __init__(self, db: sqlite3.Connection, connect: Callable[[], sqlite3.Connection], ttl: float = TTL) -> None:
+        super().__init__(ttl)
+        self.db, self._connect = db, connect
+        self._beat_db: sqlite3.Connection | None = None
+        """The heartbeat thread's own connection, opened on its first renewal."""
+
+    def take(self, run_id: str) -> Lease:
+        if (held := self._taken(run_id)) is not None:
+            return held
+        owner = uuid.uuid4().hex
+        db, now = self.db, time.time()
+        db.execute("BEGIN IMMEDIATE")  # nobody else can read-then-write the row in between
+        try:
+            holder = self._holder(db, run_id)
+            if holder is not None and holder.alive(now):
+                raise RunBusy(busy_message(run_id, holder, now))
+            db.execute(
+                f"INSERT OR REPLACE INTO leases ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, owner, os.getpid(), _HOST, _NODE, _started(os.getpid()), now, now, self.ttl),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return self._hold(Lease(self, run_id, owner))
+
+    def renew(self, lease: Lease, *, background: bool = False) -> None:
+        if background:
+            db = self._beat_db = self._beat_db or self._connect()
+        else:
+            db = self.db
+        sent = time.monotonic()
+        renewed = db.execute(
+            "UPDATE leases SET renewed_at = ? WHERE run_id = ? AND owner = ?", (time.time(), lease.run_id, lease.owner)
+        ).rowcount
+        if renewed:
+            lease.renewed = sent
+        else:
+            lease.lost = self._holder(db, lease.run_id) or True
+
+    def _delete(self, lease: Lease) -> None:
+        self.db.execute("DELETE FROM leases WHERE run_id = ? AND owner = ?", (lease.run_id, lease.owner))
+
+    def holders(self) -> dict[str, Holder]:
+        rows = self.db.execute(f"SELECT {_COLUMNS} FROM leases").fetchall()
+        return {row[0]: _holder_of(row) for row in rows}
+
+    def holder(self, run_id: str) -> Holder | None:
+        return self._holder(self.db, run_id)
+
+    @staticmethod
+    def _holder(db: sqlite3.Connection, run_id: str) -> Holder | None:
+        row = db.execute(f"SELECT {_COLUMNS} FROM leases WHERE run_id = ?", (run_id,)).fetchone()
+        return _holder_of(row) if row else None
+
+    def _background_done(self) -> None:
+        if self._beat_db is not None:
+            self._beat_db.close()
+            self._beat_db = None
+
+
+def busy_message(run_id: str, holder: Holder, now: float | None = None) -> str:
+    """The refusal when another live process holds ``run_id``: who it is, and what to do."""
+    return (
+        f"run {run_id} is being executed by another process ({holder.describe(now)}); "
+        "wait for it to finish or stop that process, then resume it"
+    )
 
 
 def _holder_of(row: Sequence[Any]) -> Holder:

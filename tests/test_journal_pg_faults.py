@@ -1,0 +1,190 @@
+"""Faults the database brings to a PostgreSQL journal, each on a real server: nothing runs twice, one sentence.
+
+A restart or a dropped connection between a tool's execution and its ``tool_end`` entry is ridden out
+(the entry is written on a fresh connection, once); a server that stays away, a statement timeout and a
+full disk stop the run with one :class:`JournalError` sentence, and ``resume`` goes on from what was
+written, putting the call that was cut off to the rerun policy instead of running it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from conftest import fresh_postgres
+from toolslip import Agent, Toolbox, tool
+from toolslip.dedup import Dedup
+from toolslip.durable.journal_pg import PostgresStore
+from toolslip.errors import JournalError
+from toolslip.journal import Journal
+from toolslip.testing import ScriptedModel, call
+from toolslip.testing.postgres import PostgresServer
+
+ran: list[str] = []
+during: list[Callable[[], Any]] = []  # what the database does to us while `pay` runs
+
+
+@tool(effects="side_effect")
+def pay(to: str) -> str:
+    """Pay someone; returns a receipt."""
+    ran.append(to)
+    for fault in during:
+        fault()
+    return f"paid {to}"
+
+
+@tool(effects="side_effect")
+def export(to: str) -> str:
+    """Export a report that does not compress (9 MB)."""
+    ran.append(to)
+    return base64.b64encode(os.urandom(7_000_000)).decode()
+
+
+@pytest.fixture(autouse=True)
+def clean() -> Iterator[None]:
+    ran.clear()
+    during.clear()
+    yield
+
+
+def agent(journal: Journal) -> Agent:
+    model = ScriptedModel([call("pay", to="ann"), call("pay", to="bob"), "done"])
+    return Agent(model=model, tools=Toolbox([pay, export]), hooks=journal.wrap(Dedup()))
+
+
+def kinds(journal: Journal, run_id: str) -> list[str]:
+    return [e.kind for e in journal.store.entries(run_id)]
+
+
+def resume_leaving_cut_off_calls(url: str, run_id: str, model: ScriptedModel) -> Any:
+    """``toolslip resume --rerun-interrupted no`` from another process (its own host name), once the lease expired."""
+    store = PostgresStore(url, ttl=0.5, host="resumer")
+    journal = Journal(store, approver=lambda request: False)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            agent = Agent(model=model, tools=Toolbox([pay, export]), hooks=journal.wrap(Dedup()))
+            return asyncio.run(journal.resume(agent, run_id)), journal
+        except Exception as exc:  # the dead writer's lease has not expired yet
+            if "being executed by another process" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def test_a_server_restart_during_a_tool_call_is_ridden_out(postgres: PostgresServer) -> None:
+    journal = Journal(fresh_postgres(postgres))
+    during.append(lambda: postgres.restart() if len(ran) == 1 else None)
+    result = agent(journal).run("pay", run_id="r")
+    assert result.ok and ran == ["ann", "bob"]
+    assert kinds(journal, "r") == ["start", "model", "tool_start", "tool_end"] * 1 + [
+        "model",
+        "tool_start",
+        "tool_end",
+        "model",
+        "finish",
+    ]
+    journal.store.close()
+
+
+def test_a_connection_dropped_between_the_tool_and_its_end_entry_is_written_again_once(
+    postgres: PostgresServer,
+) -> None:
+    url = fresh_postgres(postgres)
+    journal = Journal(url)
+
+    def drop_every_journal_connection() -> None:
+        with psycopg.connect(url, autocommit=True) as admin:
+            dropped = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = '' AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            ).fetchone()
+        assert dropped is not None and dropped[0] >= 1
+
+    during.append(drop_every_journal_connection)
+    result = agent(journal).run("pay", run_id="r")
+    assert result.ok and ran == ["ann", "bob"]
+    entries = journal.store.entries("r")
+    assert [e.kind for e in entries].count("tool_end") == 2  # each written once, though sent again
+    journal.store.close()
+
+
+def test_a_server_that_stays_away_stops_the_run_and_resume_does_not_repeat_the_call(postgres: PostgresServer) -> None:
+    url = fresh_postgres(postgres)
+    journal = Journal(PostgresStore(url, retry_for=0.5, ttl=0.5, host="writer"))
+    during.append(lambda: postgres.stop() if len(ran) == 1 else None)
+    with pytest.raises(JournalError) as stopped:
+        agent(journal).run("pay", run_id="r")
+    message = str(stopped.value)
+    assert message.startswith("the run journal postgresql://postgres@/postgres?host=")
+    assert re.search(
+        r"failed while (writing its tool_end entry|renewing its lease) for run r: the database server could "
+        r"not be reached for 0.5 s \(",
+        message,
+    ), message
+    assert message.endswith("`toolslip resume r` continues it from what was written") and "\n" not in message
+    postgres.start()
+    model = ScriptedModel([call("pay", to="ann"), call("pay", to="bob"), "done"])
+    result, resumed = resume_leaving_cut_off_calls(url, "r", model)
+    assert result.ok and ran == ["ann", "bob"]  # ann's payment was cut off and not run again
+    assert "was not run again" in result.messages[2].tool_results[0].text
+    journal.store.close()
+    resumed.store.close()
+
+
+def test_a_statement_timeout_stops_the_run_with_one_sentence(postgres: PostgresServer) -> None:
+    url = fresh_postgres(postgres)
+    journal = Journal(PostgresStore(url, statement_timeout=0.3, retry_for=0.5, ttl=0.5, host="writer"))
+    agent(journal)  # the schema exists before the lock below
+    released = threading.Event()
+
+    def lock_the_entries() -> None:
+        admin = psycopg.connect(url)
+        admin.execute("LOCK TABLE toolslip.entries IN ACCESS EXCLUSIVE MODE")
+        threading.Thread(target=lambda: (released.wait(10), admin.rollback(), admin.close()), daemon=True).start()
+
+    during.append(lambda: lock_the_entries() if len(ran) == 1 else None)
+    with pytest.raises(JournalError, match="the database did not answer within its statement timeout"):
+        agent(journal).run("pay", run_id="r")
+    released.set()
+    model = ScriptedModel([call("pay", to="ann"), call("pay", to="bob"), "done"])
+    result, resumed = resume_leaving_cut_off_calls(url, "r", model)
+    assert result.ok and ran == ["ann", "bob"]
+    journal.store.close()
+    resumed.store.close()
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_the_run_and_resume_goes_on_once_there_is_room() -> None:
+    """The server runs under an 8 MB limit on the size of any file it writes (RLIMIT_FSIZE): the 9 MB
+    output cannot be stored, as on a full disk; restarted without the limit, the journal goes on."""
+    server = PostgresServer(file_size_limit=8_000_000).start()
+    try:
+        url = server.url()
+        journal = Journal(PostgresStore(url, retry_for=0.5, ttl=0.5, host="writer"))
+        model = ScriptedModel([call("pay", to="ann"), call("export", to="board"), "done"])
+        full = Agent(model=model, tools=Toolbox([pay, export]), hooks=journal.wrap(Dedup()))
+        with pytest.raises(JournalError) as stopped:
+            full.run("report", run_id="r")
+        message = str(stopped.value)
+        assert (
+            "failed while writing its tool_end entry for run r: the database server is out of disk space" in message
+        ), message
+        assert "\n" not in message and ran == ["ann", "board"]
+        server.file_size_limit = None  # room again
+        server.restart()
+        model = ScriptedModel([call("pay", to="ann"), call("export", to="board"), "done"])
+        result, resumed = resume_leaving_cut_off_calls(url, "r", model)
+        assert result.ok and ran == ["ann", "board"]  # the export was cut off and is not run again
+        journal.store.close()
+        resumed.store.close()
+    finally:
+        server.remove()
