@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from genai_prices import Usage as PriceUsage
 from genai_prices import calc_price
 
+from test_cli_run import toolslip
 from toolslip import tool
 from toolslip.agent.limits import Limits
 from toolslip.agent.loop import Agent
@@ -113,19 +112,12 @@ def test_a_cost_limit_on_a_model_without_a_price_is_refused_before_the_run() -> 
         Limits(tool_calls=-1)
 
 
-def _toolslip(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "TOOLSLIP_MODEL"}
-    env["TOOLSLIP_HOME"] = str(cwd / "home")
-    return subprocess.run(
-        [sys.executable, "-m", "toolslip.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-    )
+def _toolslip(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``toolslip ARGS`` in a real process, with the tools and model files of ``cwd`` and its own journal."""
+    files = [
+        str(cwd / a) if a.endswith(".py") else a.replace("loop_model.py", str(cwd / "loop_model.py")) for a in args
+    ]
+    return toolslip(*files, home=cwd / "home")
 
 
 @pytest.fixture
