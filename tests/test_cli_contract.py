@@ -71,6 +71,16 @@ USAGE_ERRORS = [
     (["resume", "r1", "--no-journal"], "resume reads the run's journal; drop --no-journal"),
     (["resume", "r1", "--decide", "c1"], "--decide 'c1': write CALL_ID=yes or CALL_ID=no"),
     (["convert", "x.json", "--from", "klingon", "--to", "anthropic"], "argument --from: invalid choice"),
+    # A value the library cannot use is bad usage too (issue 30), and a typo gets the nearest name.
+    (["run", EXPENSES, "q", "--model", "scripted:weathr"], "no scripted demo 'weathr' (did you mean weather?)"),
+    (["run", EXPENSES, "q", "--model", "local:typo"], "unknown local model 'local:typo'"),
+    (["run", EXPENSES, "q", "--model", "lcoal"], "unknown model provider 'lcoal' in 'lcoal' (did you mean local?)"),
+    (["run", EXPENSES, "q", "--model", "lmstudio:qwen"], "write openai:qwen@http://localhost:1234/v1"),
+    (["run", "What is 320 USD in CNY?", EXPENSES], f"the tools file comes first: toolslip run {EXPENSES} 'What"),
+    (["run", EXPENSES, "q", "--max-repeats", "-3"], "argument --max-repeats: must be at least 0, got -3"),
+    (["runs", "--prune"], "--prune needs --before DATE"),
+    (["runs", "--prune", "--before", "someday"], "--before 'someday' is not a date"),
+    (["serve", "--model", "scripted:weathr"], "no scripted demo 'weathr'"),
 ]
 
 

@@ -142,7 +142,7 @@ def test_runs_prune_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert out.startswith(f"removed 2 finished runs from {path} (") and " kB -> " in out
     assert main(["runs", "--journal", str(path)]) == 0
     assert capsys.readouterr().out.splitlines()[0].startswith("c ")
-    assert main(["runs", "--journal", str(path), "--prune", "--before", "last tuesday"]) == 1
+    assert main(["runs", "--journal", str(path), "--prune", "--before", "last tuesday"]) == 2  # bad usage
     assert "--before 'last tuesday' is not a date; write 2026-01-31" in capsys.readouterr().err
-    assert main(["runs", "--journal", str(path), "--keep", "3"]) == 1
+    assert main(["runs", "--journal", str(path), "--keep", "3"]) == 2
     assert "add --prune" in capsys.readouterr().err

@@ -234,7 +234,6 @@ def _drain(reader: socket.socket) -> None:
 
 
 _signals = _SignalWakeup()
-atexit.register(_signals.close)
 
 
 # --- child processes ----------------------------------------------------------------------------
@@ -378,7 +377,26 @@ class _Children:
 
 
 _children = _Children()
-atexit.register(_children.close_all)
+
+
+def _at_exit() -> None:
+    """Stop the children and the signal wakeup, with Ctrl-C ignored meanwhile.
+
+    A Ctrl-C that came as the command ended (while an idle child was being waited for) raised
+    KeyboardInterrupt inside this handler, and Python printed it as a traceback under the run's last
+    line. The process is ending anyway; this takes at most a second per idle child, then kills it.
+    """
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        _children.close_all()
+        _signals.close()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+atexit.register(_at_exit)
 
 
 def _after_fork() -> None:

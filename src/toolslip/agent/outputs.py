@@ -15,7 +15,15 @@ from typing import Any
 
 from ..core.messages import Image, Text
 
-__all__ = ["ToolOutput", "field_names", "field_values", "serialize_output"]
+__all__ = [
+    "NOT_RECORDABLE",
+    "ToolOutput",
+    "field_names",
+    "field_values",
+    "not_recordable",
+    "serialize_output",
+    "valid_text",
+]
 
 ToolOutput = str | tuple[Text | Image, ...]
 
@@ -42,11 +50,24 @@ def field_values(value: Any, fields: frozenset[str]) -> Iterator[str]:
 
 
 def serialize_output(value: Any) -> ToolOutput:
-    """A function's return value as tool-result content.
+    """A function's return value as tool-result content; it never raises, since the function has run.
 
     Strings pass as they are; images become image parts; everything else is JSON with non-ASCII kept
-    (the model reads ``北京`` better than ``\\u5317\\u4eac``).
+    (the model reads ``北京`` better than ``\\u5317\\u4eac``). Text is made valid UTF-8 (see
+    :func:`valid_text`). A value that cannot be written down (nested 100,000 deep, circular, a
+    ``model_dump`` that raises) becomes :func:`not_recordable`: the call *ran*, and is never reported as
+    failed, so nobody retries a side effect that already happened.
     """
+    try:
+        output = _serialized(value)
+    except Exception as exc:  # RecursionError, ValueError (a cycle), whatever a model_dump raised
+        return not_recordable(exc)
+    if isinstance(output, str):
+        return valid_text(output)
+    return tuple(dataclasses.replace(p, text=valid_text(p.text)) if isinstance(p, Text) else p for p in output)
+
+
+def _serialized(value: Any) -> ToolOutput:
     if isinstance(value, str):
         return value
     if type(value) is int:  # the commonest other answer, the same text as JSON, without the encoder
@@ -56,6 +77,32 @@ def serialize_output(value: Any) -> ToolOutput:
     if isinstance(value, list | tuple) and value and all(isinstance(v, Text | Image) for v in value):
         return tuple(value)
     return _ENCODER.encode(value)
+
+
+NOT_RECORDABLE = "ran; output not recordable"
+"""How a result whose call ran but whose return value could not be written down begins."""
+
+
+def not_recordable(exc: BaseException) -> str:
+    """The result of a call that ran but whose return value cannot be written down (and so is lost)."""
+    why = f"{type(exc).__name__}: {exc}".removesuffix(": ")
+    return f"{NOT_RECORDABLE} ({why[:200]}); the call did run, so its effects happened: do not call it again to see it"
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid UTF-8: each lone surrogate written as its escape (``\\udcff``).
+
+    ``os.listdir`` gives a file name that is not UTF-8 as lone surrogates (``\\udcff``); such a string
+    cannot be encoded, so the journal, the terminal and every wire format refused it with a traceback.
+    The escape keeps what the tool saw, readable, in text that any of them takes.
+    """
+    if text.isascii():  # the common case, answered from a flag the string carries
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _json_default(value: Any) -> Any:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
 from ..core.effects import CONSERVATIVE, Effect, EffectsLike, is_read_only, is_side_effecting, parse_effects
-from ..core.errors import ToolDefinitionError
+from ..core.errors import ToolDefinitionError, ToolError
 from ..core.messages import Text, ToolSpec
 from .docstrings import parse_docstring
 from .execution import Isolation, isolation_problem, run_tool_function
@@ -237,10 +237,17 @@ class Tool:
         if self.fn is None:
             raise ToolDefinitionError(f"tool {self.name!r} has no function to run")
         kwargs = self.validate(arguments)
-        if not self.inline:
-            return serialize_output(await run_tool_function(self.fn, kwargs, self.isolate))
-        value = self.fn(**kwargs)  # a short tool's hot path: called here, with no coroutine around it
-        return serialize_output(await value if inspect.isawaitable(value) else value)
+        try:
+            if not self.inline:
+                return serialize_output(await run_tool_function(self.fn, kwargs, self.isolate))
+            value = self.fn(**kwargs)  # a short tool's hot path: called here, with no coroutine around it
+            return serialize_output(await value if inspect.isawaitable(value) else value)
+        except SystemExit as exc:
+            # Caught here, inside the call's own task: asyncio re-raises a SystemExit that leaves a task out
+            # of the event loop, and the whole command then exited with the tool's status, saying nothing.
+            raise ToolError(
+                f"{self.name} called sys.exit({exc.code!r}) instead of returning; nothing it returned was kept"
+            ) from None
 
 
 # --- @tool --------------------------------------------------------------------------------------

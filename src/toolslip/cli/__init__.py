@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ..core.errors import ConfigError
+from ..core.errors import InvalidValue
 
 __all__ = ["COMMANDS", "UsageError", "main"]
 
@@ -45,8 +45,12 @@ COMMANDS: tuple[str, ...] = (
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4
 
 
-class UsageError(ConfigError):
-    """The command line is wrong in a way argparse cannot see (an empty question...): exit 2."""
+class UsageError(InvalidValue):
+    """The command line is wrong in a way argparse cannot see (an empty question...): exit 2.
+
+    The library's own :class:`~toolslip.core.errors.InvalidValue` (a model string that names no model, a
+    bad ``TOOLSLIP_MODEL``) is bad usage too, and takes the same path: every usage error exits 2 here.
+    """
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .streams import standard_streams
+
+    with standard_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from ..core.errors import ToolslipError
     from .interrupts import ctrl_c_held
 
@@ -94,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         code: int = args.handler(args)
-    except UsageError as exc:
+    except InvalidValue as exc:  # UsageError, and a value the library could not use (a model string...)
         print(f"toolslip {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ToolslipError as exc:

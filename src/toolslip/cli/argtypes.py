@@ -48,14 +48,9 @@ def fraction(text: str) -> float:
 
 
 def check_model(spec: str | None) -> None:
-    """A malformed ``--model`` is a usage error; a missing API key, found later, is not."""
-    from ..core.errors import ConfigError
+    """A malformed ``--model`` is a usage error (:class:`~toolslip.core.errors.InvalidValue`, exit 2) found
+    before anything is loaded; a missing API key, found later, is not."""
     from ..providers import check_model_string
-    from . import UsageError
 
-    if spec is None:
-        return
-    try:
+    if spec is not None:
         check_model_string(spec)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None

@@ -76,7 +76,7 @@ def _handle(args: argparse.Namespace) -> int:
     if args.continue_run is not None:
         if args.no_journal:
             raise UsageError("--continue reads the session from the journal; drop --no-journal")
-        earlier = earlier_run(open_store(args.journal), args.continue_run)
+        earlier = earlier_run(open_store(args.journal, read_only=True), args.continue_run)
         args.tools = args.tools or earlier.meta.get("tools_files") or [earlier.meta.get("tools_file")]
         args.model = args.model or earlier.meta.get("model")
     if not args.tools or not all(args.tools):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +91,8 @@ def split_items(items: list[str], continued: str | None) -> tuple[list[str], str
     if not items:
         raise UsageError("the following arguments are required: [TOOLS.py] QUESTION (- reads the question from stdin)")
     *tools, question = items
+    if len(items) == 2 and question.endswith(".py") and not tools[0].endswith(".py"):
+        raise UsageError(f"the tools file comes first: toolslip run {question} {shlex.quote(tools[0])}")
     stray = [t for t in tools if not t.endswith(".py") and not os.path.isfile(t)]  # words of an unquoted question
     if stray:
         raise UsageError(f"{stray[0]!r} is not a tools file (*.py); quote the question so it is one argument")

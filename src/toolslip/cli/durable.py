@@ -21,6 +21,7 @@ from ..durable.dedup import Dedup
 from ..durable.journal import Journal
 from ..durable.repeats import RepeatGuard
 from ..durable.serial import SerialSideEffects
+from .argtypes import at_least
 
 __all__ = [
     "JOURNAL_HELP",
@@ -64,7 +65,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--max-repeats",
-        type=int,
+        type=at_least(0),
         default=0,
         metavar="N",
         help="identical calls answered from the earlier result before the model is made to answer "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,14 +93,8 @@ def _too_deep(data: Any) -> bool:
 
 
 def print_json(data: Any) -> None:
-    """Print ``data`` as indented JSON; a reader that went away (``| head``) ends the command quietly."""
-    try:
-        print(json.dumps(data, ensure_ascii=False, indent=2))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # Nothing more can be written, and Python would complain again while flushing at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(141) from None  # 128 + SIGPIPE, what a shell reports for a killed writer
+    """Print ``data`` as indented JSON (a reader that goes away is :mod:`toolslip.cli.streams`' concern)."""
+    print(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def load_output_type(spec: str) -> Any:

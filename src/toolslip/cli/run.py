@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from .outcome import Outcome
 from .render import Renderer
 from .resume import finish, is_model_file, load_model
 from .runs import open_store
+from .streams import stdout_to_stderr
 
 if TYPE_CHECKING:
     from ..core.messages import ServerTool
@@ -106,7 +108,7 @@ def _handle(args: argparse.Namespace) -> int:
     if continued is not None:
         if args.no_journal:
             raise UsageError("--continue reads the earlier run from the journal; drop --no-journal")
-        earlier = earlier_run(open_store(args.journal), continued)
+        earlier = earlier_run(open_store(args.journal, read_only=True), continued)
         args.tools = args.tools or earlier.meta.get("tools_files") or _listed(earlier.meta.get("tools_file"))
         args.model = args.model or earlier.meta.get("model")
     if not args.tools and not args.mcp:
@@ -119,7 +121,8 @@ def _handle(args: argparse.Namespace) -> int:
         check_model(args.model)
     with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
-    out = sys.stderr if args.json or args.output_type is not None else sys.stdout  # stdout: the JSON alone
+    json_only = args.json or args.output_type is not None  # stdout: the JSON alone
+    out = sys.stderr if json_only else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)
     outcome = Outcome(renderer)
@@ -129,7 +132,8 @@ def _handle(args: argparse.Namespace) -> int:
     if journal is not None and earlier is not None:
         journal.meta["continues"] = earlier.run_id
         print(f"continuing run {earlier.run_id} ({len(earlier.messages)} messages)", file=out)
-    result = asyncio.run(_run(args, model, local_tools, outcome, journal, earlier))
+    with stdout_to_stderr() if json_only else contextlib.nullcontext():  # a tool's prints too
+        result = asyncio.run(_run(args, model, local_tools, outcome, journal, earlier))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
         renderer.streamed = True  # the answer is in the JSON

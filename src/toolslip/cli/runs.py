@@ -15,10 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from ..core._display import dollars
-from ..core.errors import ConfigError
 from ..durable.stores import LeasedStore
 from ..durable.stores import open_store as _open
-from . import EXIT_OK
+from . import EXIT_OK, UsageError
 from .argtypes import at_least
 from .durable import JOURNAL_HELP
 
@@ -37,10 +36,13 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     if (args.before is not None or args.keep is not None) and not args.prune:
-        raise ConfigError("--before and --keep choose what --prune removes; add --prune")
-    store = open_store(args.journal)
-    if args.prune:
-        return _prune(store, args)
+        raise UsageError("--before and --keep choose what --prune removes; add --prune")
+    if args.prune:  # the command line is checked before the journal is opened
+        if args.before is None and args.keep is None:
+            raise UsageError("--prune needs --before DATE (e.g. 2026-01-31) and/or --keep N")
+        before = _date(args.before) if args.before is not None else None
+        return _prune(open_store(args.journal), before, args.keep)
+    store = open_store(args.journal, read_only=True)
     runs = store.runs(args.limit)
     if not runs:
         print("no runs recorded yet")
@@ -58,11 +60,8 @@ def handle(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _prune(store: LeasedStore, args: argparse.Namespace) -> int:
-    if args.before is None and args.keep is None:
-        raise ConfigError("--prune needs --before DATE (e.g. 2026-01-31) and/or --keep N")
-    before = _date(args.before) if args.before is not None else None
-    report = store.prune(before=before, keep=args.keep)
+def _prune(store: LeasedStore, before: float | None, keep: int | None) -> int:
+    report = store.prune(before=before, keep=keep)
     n = len(report.removed)
     sizes = f"{human_size(report.bytes_before)} -> {human_size(report.bytes_after)}"
     print(f"removed {n} finished run{'s' * (n != 1)} from {store.path} ({sizes})")
@@ -73,7 +72,7 @@ def _date(text: str) -> float:
     try:
         return datetime.fromisoformat(text).timestamp()  # local time unless it says otherwise
     except ValueError:
-        raise ConfigError(f"--before {text!r} is not a date; write 2026-01-31 or 2026-01-31T18:00") from None
+        raise UsageError(f"--before {text!r} is not a date; write 2026-01-31 or 2026-01-31T18:00") from None
 
 
 def human_size(n: int) -> str:
@@ -83,6 +82,9 @@ def human_size(n: int) -> str:
     return f"{n / 1000:.1f} kB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
 
 
-def open_store(location: str | None) -> LeasedStore:
-    """The journal at ``location`` (default location otherwise); a missing file is an error, not a new journal."""
-    return _open(location, existing=True)
+def open_store(location: str | None, *, read_only: bool = False) -> LeasedStore:
+    """The journal at ``location`` (default location otherwise); a missing file is an error, not a new journal.
+
+    ``read_only`` for the commands that only look: they then read a journal in a read-only folder too.
+    """
+    return _open(location, existing=True, read_only=read_only)

@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    entries = open_store(args.journal).entries(args.run_id)
+    entries = open_store(args.journal, read_only=True).entries(args.run_id)
     if not entries:
         raise ConfigError(f"no run {args.run_id!r} in the journal; `toolslip runs` lists the runs it holds")
     for entry in entries:

@@ -6,10 +6,12 @@ character; these pad by the columns a terminal draws.
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["cut", "dollars", "pad", "plural", "width"]
+__all__ = ["cut", "did_you_mean", "dollars", "pad", "plural", "width"]
 
 
 def dollars(amount: float) -> str:
@@ -51,3 +53,9 @@ def cut(text: str, columns: int, mark: str = "…") -> str:
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 tool``, ``2 tools``; ``many`` for irregular plurals (``1 retry``, ``2 retries``)."""
     return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean local?)`` for a typo of one of ``known``, else ``""``: a hint to append to a sentence."""
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""

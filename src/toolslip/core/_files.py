@@ -28,10 +28,17 @@ def import_user_file(path: str, kind: str) -> ModuleType:
 
     ``kind`` says what the file is for ("tools file", "suite file") so the sentence tells the user which
     argument is wrong. An exception raised while the file runs is reported with its line number.
+
+    The file's folder goes on ``sys.path`` first, as ``python FILE`` does, so the file can import a module
+    beside it (``from helpers import ...``) in every command that loads it; a tool that runs in a child
+    process finds it there too (the child is given the parent's path).
     """
     file = require_file(path, kind)
     if file.suffix != ".py":
         raise ConfigError(f"{kind} {path!r} is not a Python file (.py)")
+    folder = str(file.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     name = f"_toolslip_{kind.split()[0]}_{file.stem}_{abs(hash(file.resolve()))}"
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:

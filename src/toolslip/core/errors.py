@@ -2,6 +2,7 @@
 
     ToolslipError
     ├── ConfigError            bad model string, missing API key, unreadable tools file
+    │   └── InvalidValue       a value the caller wrote is malformed or names nothing known (the CLI exits 2)
     ├── ToolDefinitionError    a function or schema that cannot become a tool
     ├── ArgumentError          a call's arguments do not fit the tool's schema (becomes an error result)
     ├── FormatError            wire data that does not fit its format (says where: ``messages[3].content``)
@@ -9,7 +10,7 @@
     ├── ProviderError          the model service answered with an error, or could not be reached
     ├── McpError               an MCP server could not be started or reached, or broke the protocol
     ├── RunBusy                another process is executing this run (it holds the run's lease)
-    ├── JournalError           the run journal's database failed under a run (gone, timed out, disk full)
+    ├── JournalError           the run journal's storage failed (disk full, damaged, read-only, gone): one sentence
     ├── ToolError              raised by a tool to return an error result with its own content
     └── ScriptExhausted        a scripted test model was asked for more turns than it was given
 
@@ -32,6 +33,7 @@ __all__ = [
     "CannotExpress",
     "ConfigError",
     "FormatError",
+    "InvalidValue",
     "JournalError",
     "McpError",
     "ProviderError",
@@ -49,6 +51,11 @@ class ToolslipError(Exception):
 
 class ConfigError(ToolslipError):
     """The caller's configuration is wrong: the message says what and how to fix it."""
+
+
+class InvalidValue(ConfigError):
+    """A value the caller wrote is malformed or names nothing toolslip knows: a model string, a demo's name,
+    a date. The message says which values would do (and the nearest one, for a typo); the CLI exits 2."""
 
 
 class ToolDefinitionError(ToolslipError):
@@ -86,7 +93,11 @@ class RunBusy(ToolslipError):
 
 
 class JournalError(ToolslipError):
-    """The run journal could not be written or read while a run went on; the run stops, resume continues it."""
+    """The run journal's storage failed: the disk is full, the file is damaged, its folder is read-only.
+
+    Every store raises this one type with one sentence that names the file and what to do
+    (:mod:`toolslip.durable.journal_faults` writes it), so no backend's own exception reaches a caller.
+    """
 
 
 class McpError(ToolslipError):

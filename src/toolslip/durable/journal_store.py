@@ -11,6 +11,7 @@ one transaction it copies the entries to keep into a fresh table that replaces t
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import time
@@ -23,6 +24,7 @@ import orjson
 
 from ..core.errors import ConfigError
 from ..core.messages import message_from_dict
+from .journal_faults import journal_faults, read_only_folder, rollback, translated
 from .lease import SCHEMA as LEASE_SCHEMA
 from .lease import TTL, Holder, Lease, Leases
 
@@ -115,22 +117,65 @@ class SqliteStore:
     ``synchronous="FULL"`` to fsync every append. ``ttl`` is the lease's time to live (:mod:`toolslip.durable.lease`).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL", ttl: float = TTL) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL", ttl: float = TTL, read_only: bool = False
+    ) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
+        self._ttl = ttl
+        self.read_only = read_only
+        """Only read (``toolslip runs``, ``show``): opened with SQLite's ``mode=ro``, so a journal in a
+        read-only folder can still be read, and nothing is created."""
         if self.path.is_dir():  # sqlite would only say "unable to open database file"
             raise ConfigError(
                 f"cannot open the run journal {str(path)!r}: it is a directory; give a file such as {path}/runs.sqlite"
             )
+        self._opened: sqlite3.Connection | None = None
+        self._leases: Leases | None = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection, opened (and the file created) at the first read or write, not before.
+
+        A journal file that appeared long before its run's first entry made "is the run recorded yet?"
+        impossible to tell from the outside; now the file appears with the run's lease and first entry.
+        """
+        if self._opened is None:
+            with journal_faults(self.path):
+                if self.read_only:
+                    self._opened = self._connect_read_only()
+                else:
+                    _create_private(self.path)
+                    self._opened = self._connect()
+                    self._opened.executescript(_SCHEMA)
+        return self._opened
+
+    @property
+    def leases(self) -> Leases:
+        if self._leases is None:
+            self._leases = Leases(self._db, self._connect, self._ttl, path=self.path)
+        return self._leases
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """``mode=ro`` reads a WAL journal whose folder cannot be written (its -wal and -shm left by a killed
+        run); without them, SQLite needs ``immutable=1`` (no other process may be writing, which a read-only
+        folder guarantees)."""
+        if not self.path.is_file():
+            raise FileNotFoundError(errno.ENOENT, "no such file", str(self.path))
+        uri = self.path.resolve().as_uri()
         try:
-            _create_private(self.path)
-            self._db = self._connect()
-            self._db.executescript(_SCHEMA)
-        except (OSError, sqlite3.DatabaseError) as exc:
-            raise ConfigError(f"cannot open the run journal {str(self.path)!r}: {exc}") from None
-        self.leases = Leases(self._db, self._connect, ttl)
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+            db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            if not read_only_folder(self.path):
+                raise
+            db = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+        db.execute("PRAGMA busy_timeout=30000")
+        return db
 
     def _connect(self) -> sqlite3.Connection:
+        if read_only_folder(self.path):  # SQLite's own words come later and say less ("unable to open...")
+            raise OSError(errno.EROFS, "read-only folder", str(self.path.parent))
         db = sqlite3.connect(self.path, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={self._synchronous}")
@@ -138,6 +183,7 @@ class SqliteStore:
         db.execute("PRAGMA journal_size_limit=4194304")  # give the WAL's space back after a big entry
         return db
 
+    @translated
     def append(
         self,
         run_id: str,
@@ -165,6 +211,7 @@ class SqliteStore:
         if not written:
             lease.lose()
 
+    @translated
     def entries(self, run_id: str) -> list[Entry]:
         rows = self._db.execute(
             "SELECT seq, run_id, at, kind, step, key, data FROM entries WHERE run_id = ? ORDER BY seq", (run_id,)
@@ -174,6 +221,7 @@ class SqliteStore:
             for seq, run, at, kind, step, key, data in rows
         ]
 
+    @translated
     def runs(self, limit: int = 50) -> list[RunSummary]:
         """The newest ``limit`` runs, with their status."""
         rows = self._db.execute(
@@ -190,11 +238,13 @@ class SqliteStore:
             summaries.append(summary_of(run_id, times, first, last, holders.get(run_id), now))
         return summaries
 
+    @translated
     def file_size(self) -> int:
         """Bytes on disk: the database and its write-ahead log."""
         files = (self.path, self.path.with_name(self.path.name + "-wal"))
         return sum(f.stat().st_size for f in files if f.exists())
 
+    @translated
     def prune(self, *, before: float | None = None, keep: int | None = None) -> PruneReport:
         """Remove finished runs last touched before ``before`` and/or beyond the ``keep`` newest finished ones.
 
@@ -220,7 +270,7 @@ class SqliteStore:
                     db.execute(statement)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            rollback(db)
             raise
         if doomed:
             db.execute("VACUUM")  # rewrite the database into a fresh file, so the space is given back
@@ -228,8 +278,10 @@ class SqliteStore:
         return PruneReport(removed=tuple(doomed), bytes_before=size, bytes_after=self.file_size())
 
     def close(self) -> None:
-        self.leases.close()
-        self._db.close()
+        if self._leases is not None:
+            self._leases.close()
+        if self._opened is not None:
+            self._opened.close()
 
 
 def summary_of(

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import RunBusy
+from .journal_faults import rollback, translated
 
 __all__ = ["TTL", "Holder", "Lease", "LeaseKeeper", "Leases", "busy_message"]
 
@@ -223,12 +224,22 @@ class Leases(LeaseKeeper):
 
     errors = (sqlite3.Error,)
 
-    def __init__(self, db: sqlite3.Connection, connect: Callable[[], sqlite3.Connection], ttl: float = TTL) -> None:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        connect: Callable[[], sqlite3.Connection],
+        ttl: float = TTL,
+        *,
+        path: Path = Path("runs.sqlite"),
+    ) -> None:
         super().__init__(ttl)
         self.db, self._connect = db, connect
+        self.path = path
+        """The journal file, named by the sentence of a storage fault."""
         self._beat_db: sqlite3.Connection | None = None
         """The heartbeat thread's own connection, opened on its first renewal."""
 
+    @translated
     def take(self, run_id: str) -> Lease:
         if (held := self._taken(run_id)) is not None:
             return held
@@ -245,7 +256,7 @@ class Leases(LeaseKeeper):
             )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            rollback(db)
             raise
         return self._hold(Lease(self, run_id, owner))
 

@@ -57,8 +57,11 @@ def default_location() -> str | Path:
     return os.environ.get("TOOLSLIP_JOURNAL") or default_journal_path()
 
 
-def open_store(location: str | os.PathLike[str] | None = None, *, existing: bool = False) -> LeasedStore:
-    """The store at ``location`` (the default one if ``None``); ``existing``: a missing SQLite file is an error."""
+def open_store(
+    location: str | os.PathLike[str] | None = None, *, existing: bool = False, read_only: bool = False
+) -> LeasedStore:
+    """The store at ``location`` (the default one if ``None``); ``existing``: a missing SQLite file is an error;
+    ``read_only``: only read, so a SQLite journal in a read-only folder can be read too."""
     location = location or default_location()
     if is_postgres_url(location):
         try:
@@ -73,4 +76,4 @@ def open_store(location: str | os.PathLike[str] | None = None, *, existing: bool
     file = Path(location)
     if existing and not file.is_file() and not file.is_dir():
         raise ConfigError(f"no run journal at {str(file)!r}; runs are recorded there by `toolslip run`")
-    return SqliteStore(file)
+    return SqliteStore(file, read_only=read_only)

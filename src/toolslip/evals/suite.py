@@ -8,7 +8,6 @@ shows what the agent really did, so a failure in the report explains itself.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,12 +173,9 @@ def at_most_steps(outcome: Outcome, limit: int) -> None:
 def load_suite(path: str) -> Suite:
     """Import a suite file: its module-level ``Suite``, or else all its ``Task`` objects as one suite.
 
-    The file's folder goes on ``sys.path`` so a suite can import the tools next to it.
+    The suite may import the tools next to it (:func:`~toolslip.core._files.import_user_file`).
     """
     file = Path(path)
-    folder = str(file.resolve().parent)
-    if file.is_file() and folder not in sys.path:
-        sys.path.insert(0, folder)
     module = import_user_file(path, "suite file")
     suites = [v for v in vars(module).values() if isinstance(v, Suite)]
     if len(suites) > 1:

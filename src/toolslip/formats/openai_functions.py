@@ -100,7 +100,7 @@ def messages_to_wire(messages: Iterable[Message], /, *, split: bool = False) -> 
         elif len(calls) > 1 and not split:
             raise CannotExpress(
                 f"{len(calls)} calls in one assistant message; legacy function calling allows one per turn. "
-                "Pass split=True to send them as consecutive turns",
+                "send them as consecutive single-call turns instead (toolslip convert --split-calls does)",
                 f"messages[{i}].tool_calls",
             )
         elif calls:

@@ -209,7 +209,7 @@ def render(tools: Iterable[ServerTool], format_name: str) -> list[Json]:
     if format_name == RESPONSES:
         return [_to_responses(t) for t in tools]
     hint = (
-        " (its search models take web_search_options, which Settings.extra sends verbatim)"
+        " (its search models take web_search_options, which a request's extra settings send verbatim)"
         if format_name == "openai-chat"
         else ""
     )

@@ -27,7 +27,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..core.errors import ConfigError
+from ..core._display import did_you_mean
+from ..core.errors import ConfigError, InvalidValue
 from ..core.model import Model
 
 if TYPE_CHECKING:
@@ -68,20 +69,21 @@ def register_provider(prefix: str, factory: ProviderFactory) -> None:
 def resolve_model(spec: str, **options: Any) -> Model:
     """The model a string names; ``options`` (api_key, base_url, timeout, max_retries...) go to its factory.
 
-    Raises :class:`ConfigError` with one sentence for a malformed string, an unknown provider or a
-    missing API key (naming the environment variable, never showing a key).
+    Raises :class:`ConfigError` with one sentence: :class:`InvalidValue` for a malformed string or one that
+    names no provider or model, plain ``ConfigError`` for a missing API key (naming the environment
+    variable, never showing a key).
     """
     provider, model, url = _parse(spec)
     if url is not None:
         options.setdefault("base_url", url)
     factory = _registry.get(provider) or _BUILTIN.get(provider) or _plugin(provider)
     if factory is None:
-        raise ConfigError(f"the {provider} provider module defines no create_model; expected one of: {FORMS}")
+        raise InvalidValue(f"the {provider} provider module defines no create_model; expected one of: {FORMS}")
     return factory(model, **options)
 
 
 def check_model_string(spec: str) -> None:
-    """Raise :class:`ConfigError` if ``spec`` is not a model string (its shape, or a provider nobody
+    """Raise :class:`InvalidValue` if ``spec`` is not a model string (its shape, or a provider nobody
     registered), without making the model: nothing is imported, no key is looked for."""
     _parse(spec)
 
@@ -89,21 +91,46 @@ def check_model_string(spec: str) -> None:
 def _parse(spec: str) -> tuple[str, str, str | None]:
     """``(provider, model, base URL)`` of a model string whose provider exists."""
     if not isinstance(spec, str):
-        raise ConfigError(f"a model string is text such as 'openai:gpt-4o-mini', not {type(spec).__name__} {spec!r}")
+        raise InvalidValue(f"a model string is text such as 'openai:gpt-4o-mini', not {type(spec).__name__} {spec!r}")
     match = _SPEC.fullmatch(spec.strip())
     if match is None:
-        raise ConfigError(f"model string {spec!r} is not valid; expected one of: {FORMS}")
+        raise InvalidValue(f"model string {spec!r} is not valid; expected one of: {FORMS}")
     if match["model"] == "":  # "scripted:" or "openai:": a colon promises a name
-        raise ConfigError(f"model string {spec!r} ends with a colon: name the model after it, or drop the colon")
+        raise InvalidValue(f"model string {spec!r} ends with a colon: name the model after it, or drop the colon")
     provider = match["provider"]
-    if provider not in _registry and provider not in _BUILTIN and provider != "local":
-        if match["model"] is None:  # a bare model name such as "gpt-4o"
-            guess = f"{'anthropic' if provider.startswith('claude') else 'openai'}:{provider}"
-            raise ConfigError(
-                f"model string {spec!r} has no provider prefix (did you mean {guess}?); expected one of: {FORMS}"
-            )
-        raise ConfigError(f"unknown model provider {provider!r} in {spec!r}; expected one of: {FORMS}")
+    if provider not in _prefixes():
+        raise InvalidValue(_unknown_provider(spec, provider, match["model"]))
     return provider, match["model"] or "", match["url"]
+
+
+def _prefixes() -> set[str]:
+    """Every provider prefix a model string may start with: built in, registered, and the local model."""
+    return {*_BUILTIN, *_registry, "local"}
+
+
+_ELSEWHERE = {
+    "ollama": "http://localhost:11434/v1",
+    "lmstudio": "http://localhost:1234/v1",
+    "vllm": "http://localhost:8000/v1",
+    "llamacpp": "http://localhost:8080/v1",
+}
+"""Servers with no provider of their own that speak OpenAI's Chat API at their usual address."""
+
+
+def _unknown_provider(spec: str, provider: str, model: str | None) -> str:
+    """Why ``spec`` names no provider, with the nearest prefix for a typo (``lcoal``: did you mean local?)."""
+    hint = did_you_mean(provider, _prefixes())
+    if hint:
+        return f"unknown model provider {provider!r} in {spec!r}{hint}; expected one of: {FORMS}"
+    if provider in _ELSEWHERE:
+        return (
+            f"there is no {provider} provider; it speaks OpenAI's Chat API, so write "
+            f"openai:{model or 'MODEL'}@{_ELSEWHERE[provider]} (its usual address)"
+        )
+    if model is None:  # a bare model name such as "gpt-4o"
+        guess = f"{'anthropic' if provider.startswith('claude') else 'openai'}:{provider}"
+        return f"model string {spec!r} has no provider prefix (did you mean {guess}?); expected one of: {FORMS}"
+    return f"unknown model provider {provider!r} in {spec!r}; expected one of: {FORMS}"
 
 
 def default_model(explicit: str | None = None) -> tuple[Model, str]:
@@ -118,9 +145,18 @@ def default_model(explicit: str | None = None) -> tuple[Model, str]:
     return model, reason
 
 
+_FROM_ENV = "from TOOLSLIP_MODEL"
+
+
 def _choose(explicit: str | None) -> tuple[Model, str]:
     spec, reason = model_choice(explicit)
-    return resolve_model(spec), reason
+    try:
+        return resolve_model(spec), reason
+    except InvalidValue as exc:
+        if reason != _FROM_ENV:
+            raise
+        # the user did not type it on this command line: say where it came from
+        raise InvalidValue(f"TOOLSLIP_MODEL={spec!r} (from the environment): {exc}") from None
 
 
 def model_choice(explicit: str | None = None) -> tuple[str, str]:
@@ -128,7 +164,7 @@ def model_choice(explicit: str | None = None) -> tuple[str, str]:
     if explicit:
         return explicit, "given"
     if chosen := os.environ.get("TOOLSLIP_MODEL"):
-        return chosen, "from TOOLSLIP_MODEL"
+        return chosen, _FROM_ENV
     if os.environ.get("OPENAI_API_KEY"):
         return DEFAULT_OPENAI, "OPENAI_API_KEY is set"
     if os.environ.get("ANTHROPIC_API_KEY"):

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..core.errors import ConfigError, ProviderError
+from ..core._display import did_you_mean
+from ..core.errors import ConfigError, InvalidValue, ProviderError
 from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
 from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, parse_output, tool_grammar
@@ -244,18 +245,20 @@ def local_model(spec: str = "local", **options: Any) -> LocalModel:
     """
     _, _, rest = spec.partition(":")
     rest = rest or DEFAULT_MODEL
+    path = Path(rest).expanduser()
+    if rest not in CATALOGUE and path.suffix != ".gguf":  # a typo is bad usage, whatever is installed
+        known = ", ".join(f"local:{n}" for n in CATALOGUE)
+        raise InvalidValue(
+            f"unknown local model {spec!r}{did_you_mean(rest, CATALOGUE)}; use local (= local:{DEFAULT_MODEL}), "
+            f"{known} or local:/path/to/model.gguf"
+        )
     if importlib.util.find_spec("llama_cpp") is None:  # say so before assembling 491 MB of weights
         raise ConfigError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}")
     if rest in CATALOGUE:
         model = LocalModel(path=ensure_weights(CATALOGUE[rest]), name=f"local:{rest}", **options)
-    elif (path := Path(rest).expanduser()).suffix == ".gguf":
+    else:
         if not path.is_file():
             raise ConfigError(f"no GGUF model file at {path}")
         model = LocalModel(path=path, name=f"local:{path.name}", **options)
-    else:
-        known = ", ".join(f"local:{n}" for n in CATALOGUE)
-        raise ConfigError(
-            f"unknown local model {spec!r}; use local (= local:{DEFAULT_MODEL}), {known} or local:/path/to/model.gguf"
-        )
     check_library(model.path, n_threads=model.n_threads)
     return model

@@ -30,7 +30,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, TypeAlias
 
-from ..core.errors import ConfigError
+from ..core._display import did_you_mean
+from ..core.errors import InvalidValue
 from ..core.messages import Message, ModelResponse, Part, Request, ToolCall, ToolResult, Usage
 from ..formats.schema_example import example_arguments
 from ..formats.structured import FINAL_TOOL
@@ -299,7 +300,8 @@ class ScriptedDemo:
 
     def __init__(self, script: str | None = None) -> None:
         if script is not None and script not in SCRIPTS:
-            raise ConfigError(f"there is no scripted demo {script!r}; choose one of: {', '.join(SCRIPTS)}")
+            hint = did_you_mean(script, SCRIPTS)
+            raise InvalidValue(f"there is no scripted demo {script!r}{hint}; choose one of: {', '.join(SCRIPTS)}")
         self._script = SCRIPTS[script] if script else None
         self.name = f"scripted:{script}" if script else "scripted"
 
