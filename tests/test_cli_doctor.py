@@ -85,5 +85,5 @@ def test_a_journal_that_cannot_be_opened_is_broken_with_its_fix(tmp_path: Path) 
     (tmp_path / "home" / "runs.sqlite").write_bytes(b"not a database, but 100 bytes of it " * 3)
     done = doctor(TOOLSLIP_HOME=str(tmp_path / "home"))
     assert done.returncode == 1
-    assert "BROKEN: cannot open the run journal" in line(done.stdout, "journal")
+    assert "BROKEN: the run journal" in line(done.stdout, "journal") and "is damaged" in done.stdout
     assert "fix: " in done.stdout and "mv " in done.stdout.splitlines()[-1]

@@ -24,9 +24,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..core._display import plural
-from ..core.errors import ConfigError
+from ..core.errors import ConfigError, ToolslipError
 from ..core.version import __version__
-from ..durable.journal_store import SqliteStore, default_journal_path
+from ..durable.journal_store import default_journal_path
+from ..durable.stores import default_location, is_postgres_url, open_store
 from . import EXIT_ERROR, EXIT_OK
 from .runs import human_size
 
@@ -74,7 +75,7 @@ def _handle(args: argparse.Namespace) -> int:
     report.add("keys", ", ".join(_key(name) for name in KEYS))
     report.add("base URLs", ", ".join(_url(name) for name in URLS))
     _local(report)
-    _journal(report, Path(args.journal) if args.journal else default_journal_path())
+    _journal(report, args.journal or default_location())
     report.add("extras", _extras())
     report.add("versions", ", ".join(f"{name} {_version(name) or '-'}" for name in VERSIONS))
     for line in report.lines:
@@ -106,14 +107,16 @@ def _key(name: str) -> str:
 
 
 def _url(name: str) -> str:
-    """A base URL with any user:password part hidden."""
     value = os.environ.get(name)
-    if not value:
-        return f"{name} not set"
-    parts = urlsplit(value)
-    if parts.username or parts.password:
-        value = value.replace(parts.netloc, f"***@{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}")
-    return f"{name}={value}"
+    return f"{name}={_masked(value)}" if value else f"{name} not set"
+
+
+def _masked(url: str) -> str:
+    """``url`` with any user:password part hidden."""
+    parts = urlsplit(url)
+    if not (parts.username or parts.password):
+        return url
+    return url.replace(parts.netloc, f"***@{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}")
 
 
 def _local(report: _Report) -> None:
@@ -153,21 +156,22 @@ def _local(report: _Report) -> None:
         report.problems.append(("the local model's weights are not installed", "make venv"))
 
 
-def _journal(report: _Report, path: Path) -> None:
-    if path.exists():
+def _journal(report: _Report, location: str | Path) -> None:
+    path, postgres = Path(location), is_postgres_url(location)
+    shown = _masked(str(location)) if postgres else str(path)
+    if postgres or path.exists():
         try:
-            store = SqliteStore(path)
+            store = open_store(location, existing=True, read_only=True)
             runs = store.runs(limit=1_000_000)
             size = store.file_size()
             store.close()
-        except (ConfigError, OSError) as exc:
-            report.broken(
-                "journal", str(exc), f"move it aside (mv {path} {path}.broken) or point TOOLSLIP_HOME elsewhere"
-            )
+        except (ToolslipError, OSError) as exc:  # ConfigError, JournalError (damaged, full, read-only)
+            fix = "check the server and the URL in TOOLSLIP_JOURNAL" if postgres else f"mv {path} {path}.broken"
+            report.broken("journal", _masked(str(exc)) if postgres else str(exc), fix)
             return
         counts = Counter(r.status for r in runs)
         by_status = f" ({', '.join(f'{n} {status}' for status, n in counts.most_common())})" if runs else ""
-        report.add("journal", f"{path}: {human_size(size)}, {plural(len(runs), 'run')}{by_status}")
+        report.add("journal", f"{shown}: {human_size(size)}, {plural(len(runs), 'run')}{by_status}")
         return
     folder = next((p for p in path.parents if p.exists()), None)
     if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
