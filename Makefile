@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := dev,ray,report,local,postgres
+EXTRAS := dev,ray,report,local,postgres,prices
 QUESTION ?= What's the weather in Beijing?
 
 # llama-cpp-python has no Linux wheel on PyPI, so llama.cpp is compiled here, tuned for this CPU
@@ -32,9 +32,14 @@ $(BIN)/python:
 $(LLAMA_WHEELS)/built: | $(BIN)/python
 	@echo "building llama-cpp-python $(LLAMA_VERSION) from source (once per machine: about 600 CPU-seconds, 5 min on an idle 2-core machine, up to 30 on a busy one)"
 	@echo "  CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' CFLAGS='$(LLAMA_CFLAGS)' into $(LLAMA_WHEELS)"
+	@# pip is silent for minutes while it compiles: a line a minute shows the build is alive and how far along
+	start=$$(date +%s); elapsed() { echo "$$(( ($$(date +%s) - start) / 60 )) min"; }; \
+	( while sleep 60; do echo "  still compiling llama.cpp: $$(elapsed) so far (5-16 min expected on 2 cores)"; done ) & \
+	ticker=$$!; trap 'kill $$ticker 2>/dev/null' EXIT; \
 	rm -rf $(LLAMA_WHEELS).tmp.$$$$ && CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' CFLAGS='$(LLAMA_CFLAGS)' CXXFLAGS='$(LLAMA_CFLAGS)' \
 		$(BIN)/pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS).tmp.$$$$ 'llama-cpp-python==$(LLAMA_VERSION)' \
-		&& mkdir -p $(LLAMA_WHEELS) && mv $(LLAMA_WHEELS).tmp.$$$$/*.whl $(LLAMA_WHEELS)/ && rm -rf $(LLAMA_WHEELS).tmp.$$$$
+		&& mkdir -p $(LLAMA_WHEELS) && mv $(LLAMA_WHEELS).tmp.$$$$/*.whl $(LLAMA_WHEELS)/ && rm -rf $(LLAMA_WHEELS).tmp.$$$$ \
+		&& echo "  llama.cpp built in $$(elapsed)"
 	touch $@
 
 llama-wheel: $(LLAMA_WHEELS)/built

@@ -34,7 +34,7 @@ USAGE_ERRORS = [
     (["run"], "the following arguments are required: [TOOLS.py] QUESTION"),
     (["run", EXPENSES], "no question: examples/expenses.py looks like the tools file"),
     (["run", EXPENSES, "  "], "the question is empty"),
-    (["run", EXPENSES, "a", "b"], "give at most a tools file and one question"),
+    (["run", EXPENSES, "a", "b"], "is not a tools file (*.py); quote the question"),
     (["run", "What is 320 USD in CNY?"], "no tools: give a tools file before the question"),
     (["run", EXPENSES, "q", "--max-steps", "0"], "argument --max-steps: must be at least 1, got 0"),
     (["run", EXPENSES, "q", "--max-steps", "many"], "argument --max-steps: expected a whole number, got 'many'"),
@@ -203,7 +203,7 @@ def test_tables_align_cjk_names_by_display_width(tmp_path: Path, capsys: pytest.
         '    """Convert USD to CNY."""\n    return "7"\n'
     )
     assert main(["tools", str(tools)]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("    ")]  # not details
     starts = {width(line[: line.index("read_only" if "read_only" in line else "EFFECTS")]) for line in lines[:3]}
     assert len(starts) == 1, lines  # the EFFECTS column starts at the same screen column on every row
     assert lines[-1].startswith("total: 2 tools, ")

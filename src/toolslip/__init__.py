@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .agent.debug import CheckHook
     from .agent.hooks import Hook, RunContext, ToolAnswer
+    from .agent.limits import Limits
     from .agent.loop import Agent, RunResult, arun, run
     from .agent.tools import Tool, Toolbox, tool
     from .agent.tracing import Tracing
@@ -79,6 +80,7 @@ _LAZY: dict[str, str] = {
     "Hook": "agent.hooks",
     "Image": "core.messages",
     "Journal": "durable.journal",
+    "Limits": "agent.limits",
     "Loss": "formats.conversion",
     "McpError": "core.errors",
     "Message": "core.messages",

@@ -28,6 +28,7 @@ from ._sync import run_sync
 from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
 from .execution import timeout_outcome
 from .hooks import Hook, RunContext, ToolAnswer
+from .limits import Budget, Limits
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
@@ -62,6 +63,8 @@ class Agent(Generic[DataT]):
     stream: bool | None = None
     """Ask the model to stream (text and tool-call events as they are written). ``None``: stream when the
     model can and the run has an event listener; ``False``: never."""
+    limits: Limits | None = None
+    """Budgets for each run (tokens, tool calls, dollars); a run's own ``limits=`` replaces them."""
     output_type: OutputType[DataT] | None = None
     """What the run must end in (a pydantic model, dataclass, TypedDict, ``list[...]``, a union, or a JSON
     Schema dict): ``RunResult.data`` holds it validated. ``None``: the answer is free text."""
@@ -88,6 +91,8 @@ class Agent(Generic[DataT]):
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
         for hook in self.hooks:
             hook.check(self.tools)
+        if self.limits is not None:
+            self.limits.check(self.model.name)
         if self.output_type is not None:
             self._answer = Answer(self.output_type, choose_mode(self.model, self.output_mode))
             self._answer.tools(self.tools.specs())  # a tool named like the final-answer tool fails here
@@ -98,17 +103,27 @@ class Agent(Generic[DataT]):
         *,
         run_id: str | None = None,
         on_event: Callable[[Event], None] | None = None,
+        history: RunResult | Sequence[Message] | None = None,
+        limits: Limits | None = None,
     ) -> RunResult[DataT]:
-        """Run until the model stops calling tools or the step limit is hit."""
+        """Run until the model stops calling tools, the step limit is hit or a limit would be passed.
+
+        ``history`` continues a conversation: the earlier run's result (or its messages), to which
+        ``prompt`` is added as the next user message. ``limits`` replace the agent's for this run.
+        """
+        if limits is not None:
+            limits.check(self.model.name)
+        earlier = history.messages if isinstance(history, RunResult) else history
         ctx = RunContext(
             run_id=run_id or uuid.uuid4().hex,
             model_name=self.model.name,
             tools=self.tools,
-            messages=self._initial_messages(prompt),
+            messages=self._initial_messages(prompt, earlier or ()),
             emit=on_event,
         )
+        budget = Budget(limits or self.limits, self.model.name)
         try:
-            return await self._loop(ctx)
+            return await self._loop(ctx, budget)
         except BaseException as exc:  # hooks close what they opened (trace spans) before it propagates
             for hook in self.hooks:
                 await hook.on_error(ctx, exc)
@@ -143,22 +158,27 @@ class Agent(Generic[DataT]):
             if not task.done():
                 task.cancel()
 
-    def _initial_messages(self, prompt: str | Sequence[Message]) -> list[Message]:
-        messages = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
+    def _initial_messages(self, prompt: str | Sequence[Message], history: Sequence[Message]) -> list[Message]:
+        messages = [*history, *([Message.user(prompt)] if isinstance(prompt, str) else prompt)]
         if self.system and not (messages and messages[0].role == "system"):
             messages.insert(0, Message.system(self.system))
         return self._answer.with_instructions(messages) if self._answer is not None else messages
 
     # --- the loop ---------------------------------------------------------------------------------
 
-    async def _loop(self, ctx: RunContext) -> RunResult[DataT]:
+    async def _loop(self, ctx: RunContext, budget: Budget) -> RunResult[DataT]:
         response: ModelResponse | None = None
         stop: RunStopReason | str = "max_steps"
         calls_made = retries = 0
         verdict: Verdict | None = None
         while ctx.step < self.max_steps:
             ctx.step += 1
-            response = await self._ask(ctx)
+            answer = await self._ask(ctx, budget)
+            if answer is None:  # the call would pass a limit: it is not made
+                ctx.step -= 1
+                stop = budget.reason or "forced"
+                break
+            response = answer
             ctx.messages.append(response.message)
             ctx.usage = ctx.usage + response.usage
             calls = response.message.tool_calls
@@ -180,6 +200,10 @@ class Agent(Generic[DataT]):
             if ctx.step == self.max_steps:  # no step left to show results: answer, never execute blindly
                 ctx.messages.append(Message.tool(_not_executed(c, self.max_steps) for c in calls))
                 break
+            if over := budget.after_answer(ctx.usage) or budget.before_tools(calls_made, len(calls)):
+                ctx.messages.append(Message.tool(_not_executed(c, why=budget.why) for c in calls))
+                stop = over
+                break
             ctx.messages.append(Message.tool(await self._run_calls(ctx, calls)))
             calls_made += len(calls)
             if ctx.stop_reason is not None:
@@ -195,6 +219,7 @@ class Agent(Generic[DataT]):
             usage=ctx.usage,
             tool_calls=calls_made,
             run_id=ctx.run_id,
+            cost=budget.cost(ctx.usage),
             data=verdict.value if answered and verdict is not None else None,
             output_error=verdict.error if verdict is not None and not verdict.ok else None,
         )
@@ -217,8 +242,9 @@ class Agent(Generic[DataT]):
         )
         return Message.tool(error if c is verdict.call else ran[c.id] for c in calls)
 
-    async def _ask(self, ctx: RunContext) -> ModelResponse:
-        """One model call; tools are offered on every step so the model can always ask again."""
+    async def _ask(self, ctx: RunContext, budget: Budget) -> ModelResponse | None:
+        """One model call (``None`` when it would pass a limit); tools are offered on every step so the
+        model can always ask again."""
         answer = self._answer
         request = Request(
             model="",
@@ -230,6 +256,8 @@ class Agent(Generic[DataT]):
         )
         for hook in self.hooks:
             request = await hook.prepare_request(ctx, request)
+        if budget.before_call(ctx.usage, request) is not None:
+            return None
         if self.debug:
             from ..formats.checker import check_request
 
@@ -376,11 +404,11 @@ def _json_problem(raw: str | None) -> str:
     return f"got a JSON {type(value).__name__}, not an object"
 
 
-def _not_executed(call: ToolCall, limit: int) -> ToolResult:
+def _not_executed(call: ToolCall, limit: int = 0, *, why: str = "") -> ToolResult:
     return ToolResult(
         call_id=call.id,
         name=call.name,
-        content=f"not executed: the run reached its step limit of {limit} model calls",
+        content=f"not executed: {why or f'the run reached its step limit of {limit} model calls'}",
         is_error=True,
         outcome="not_executed",
     )

@@ -3,7 +3,7 @@
 Each sub-command lives in its own module with a ``register(subparsers)`` function; add a module name to
 ``COMMANDS`` to add a command. Errors the user can fix are printed as one sentence on stderr, never as a
 traceback. Exit codes: 0 success, 1 error, 2 bad usage, 3 step limit hit, 4 the run stopped otherwise
-(refusal, output limit, paused).
+(refusal, output limit, paused, or a budget: ``--max-tokens-total``, ``--max-tool-calls``, ``--max-cost``...).
 
 Bad usage means the command line itself is wrong: an unknown option, a missing argument, a value out of
 range or malformed (``--max-steps 0``, ``--port 99999``, ``--model gpt-4o``), an empty question. argparse's
@@ -25,6 +25,7 @@ __all__ = ["COMMANDS", "UsageError", "main"]
 
 COMMANDS: tuple[str, ...] = (
     "run",
+    "chat",
     "eval",
     "eval-report",
     "eval-compare",
@@ -38,6 +39,7 @@ COMMANDS: tuple[str, ...] = (
     "serve",
     "convert",
     "check",
+    "doctor",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4
@@ -66,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="toolslip",
         description="LLM tool calling with safety belts.",
-        epilog="Exit codes: 0 success, 1 error, 2 bad usage, 3 step limit hit, 4 the run stopped otherwise.",
+        epilog="Exit codes: 0 success, 1 error, 2 bad usage, 3 step limit hit, 4 the run stopped otherwise "
+        "(refusal, paused, or a budget such as --max-cost).",
     )
     parser.add_argument("--version", action="version", version=f"toolslip {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

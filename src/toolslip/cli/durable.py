@@ -135,14 +135,17 @@ def is_model_file(spec: str | None) -> bool:
 
 
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
-    """What `toolslip resume` needs to rebuild the agent: the model string, tools file and step limit."""
+    """What `toolslip resume` and `run --continue` need to rebuild the agent: the model string, tools files
+    (``tools_file``, the first, for journals written before several could be given) and step limit."""
     tools = getattr(args, "tools", None)
+    files = [tools] if isinstance(tools, str) else list(tools or ())
     model = getattr(args, "model", None)
     if model is not None and is_model_file(model):  # resume may run in another folder
         path, _, name = model.rpartition(":")
         model = f"{os.path.abspath(path)}:{name}"
     return {
         "model": model,
-        "tools_file": os.path.abspath(tools) if isinstance(tools, str) else None,
+        "tools_file": os.path.abspath(files[0]) if files else None,
+        "tools_files": [os.path.abspath(f) for f in files],
         "max_steps": getattr(args, "max_steps", None),
     }

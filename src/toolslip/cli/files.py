@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from ..core._files import import_user_file
 from ..core.errors import ConfigError
 from .interrupts import ctrl_c_held
 
-__all__ = ["MAX_DEPTH", "load_json", "load_tools_file", "print_json"]
+__all__ = ["MAX_DEPTH", "load_json", "load_tools_file", "load_tools_files", "print_json"]
 
 MAX_DEPTH = 200
 """How deeply nested a JSON document may be. Real API bodies and schemas stay far below; much deeper
@@ -29,6 +30,19 @@ def load_tools_file(path: str) -> Toolbox:
     tools = [v for v in vars(module).values() if isinstance(v, Tool)]
     if not tools:
         raise ConfigError(f"{path} defines no tools; decorate functions with @toolslip.tool")
+    return Toolbox(tools)
+
+
+def load_tools_files(paths: Sequence[str]) -> Toolbox:
+    """The tools of several files together; two tools of one name are a ConfigError naming both files."""
+    seen: dict[str, str] = {}
+    tools: list[Tool] = []
+    for path in paths:
+        for t in load_tools_file(path):
+            if t.name in seen:
+                raise ConfigError(f"two tools are named {t.name!r}, in {seen[t.name]} and in {path}; rename one")
+            seen[t.name] = path
+            tools.append(t)
     return Toolbox(tools)
 
 

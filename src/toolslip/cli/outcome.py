@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..core._display import plural
+from ..core._display import dollars, plural
 from ..core.events import Event, ToolFinished
 from ..core.messages import ToolCall
 from ..durable.replay import NOT_RERUN_NOTE
@@ -52,9 +52,10 @@ class Outcome:
         served = "".join(f", {n} {key}" for key, n in result.usage.server_tool_use.items() if n)
         counts = ((self.refused, "refused"), (len(self.not_rerun), "not re-run"), (len(self.rerun), "re-run"))
         notes = "".join(f", {n} {what}" for n, what in counts if n)
+        cost = f", {dollars(result.cost)}" if result.cost else ""  # the local and scripted models cost nothing
         return (
             f"[stop: {result.stop_reason} after {plural(result.steps, 'model call')}, "
-            f"{plural(result.tool_calls, 'tool call')}{notes}{served}; run {result.run_id}]"
+            f"{plural(result.tool_calls, 'tool call')}{notes}{served}{cost}; run {result.run_id}]"
         )
 
     def reruns(self) -> list[str]:

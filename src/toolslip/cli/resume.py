@@ -25,8 +25,9 @@ from ..durable.approval import Decision
 from ..durable.journal import Entry, Journal, recording_from_entries
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
+from .conversation import add_limit_options, limits_from_args
 from .durable import add_rerun_option, add_run_options, hooks_from_args, is_model_file, rerun_approver_from_args
-from .files import load_tools_file
+from .files import load_tools_files
 from .interrupts import ctrl_c_held
 from .outcome import Outcome, pause_message
 from .render import Renderer
@@ -48,6 +49,7 @@ def register(subparsers: Any) -> None:
         metavar="CALL_ID=yes|no",
         help="decide one pending call (repeatable); the pause message lists the calls and their ids",
     )
+    add_limit_options(parser)
     add_run_options(parser)
     add_rerun_option(parser)
     parser.set_defaults(handler=handle)
@@ -71,19 +73,20 @@ def handle(args: argparse.Namespace) -> int:
             return EXIT_OK
         _check_decisions(decisions, entries, args.run_id)
         journal.meta = meta = dict(start.data.get("meta") or {})
-        tools_file = args.tools or meta.get("tools_file")
+        tools_files = [args.tools] if args.tools else meta.get("tools_files") or [meta.get("tools_file")]
         model_spec = args.model or meta.get("model")
-        if not tools_file or not model_spec:
+        if not all(tools_files) or not model_spec:
             raise ConfigError(
                 "the journal does not say which tools file and model the run used; pass --tools and --model"
             )
         agent = Agent(
             model=load_model(model_spec),
-            tools=load_tools_file(tools_file),
+            tools=load_tools_files(tools_files),
             max_steps=args.max_steps or meta.get("max_steps") or 8,
             hooks=hooks_from_args(args, journal),
+            limits=limits_from_args(args),
         )
-        print(f"resuming run {args.run_id}: model {model_spec}, tools {tools_file}")
+        print(f"resuming run {args.run_id}: model {model_spec}, tools {', '.join(tools_files)}")
         renderer = Renderer(sys.stdout)
         outcome = Outcome(renderer, lambda step, call_id: (args.run_id, step, call_id) in journal.replayer.reran)
         result = asyncio.run(journal.resume(agent, args.run_id, decisions, on_event=outcome))

@@ -1,7 +1,10 @@
-"""``toolslip run [TOOLS.py] "question"``: run the loop and show each step as it happens.
+"""``toolslip run [TOOLS.py ...] "question"``: run the loop and show each step as it happens.
 
-Tools come from a Python file of ``@tool`` functions, from MCP servers (``--mcp``), or both. The run is
-journaled by default, so ``toolslip resume RUN_ID`` can finish it after a crash or a paused approval.
+Tools come from Python files of ``@tool`` functions, from MCP servers (``--mcp``), or both. The run is
+journaled by default, so ``toolslip resume RUN_ID`` can finish it after a crash or a paused approval, and
+``toolslip run -c "follow-up"`` asks a follow-up of it with its whole transcript. ``-`` as the question
+reads it from stdin. Budgets (``--max-tokens-total``, ``--max-tool-calls``, ``--max-cost``...) stop the run
+with a named stop and exit code 4.
 """
 
 from __future__ import annotations
@@ -10,19 +13,20 @@ import argparse
 import asyncio
 import contextlib
 import json
-import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
 from . import UsageError
 from .argtypes import at_least, check_model
+from .conversation import add_limit_options, earlier_run, limits_from_args, split_items
 from .durable import add_run_options, gate_approver_from_args, hooks_from_args, journal_from_args
-from .files import load_output_type, load_tools_file
+from .files import load_output_type, load_tools_files
 from .interrupts import ctrl_c_held
 from .mcp_option import add_mcp_option, mcp_sources
 from .outcome import Outcome
 from .render import Renderer
 from .resume import finish, is_model_file, load_model
+from .runs import open_store
 from .streams import stdout_to_stderr
 
 if TYPE_CHECKING:
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
     from ..core.model import Model
     from ..core.result import RunResult
     from ..durable.journal import Journal
+    from .conversation import Earlier
 
 __all__ = ["register"]
 
@@ -38,9 +43,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
         help="ask a question with a file of @tool functions (and/or MCP servers) as tools",
-        description="toolslip run [TOOLS.py] QUESTION — the tools file may be left out when --mcp gives the tools.",
+        description="toolslip run [TOOLS.py ...] QUESTION — tools files may be left out when --mcp gives the tools "
+        "or --continue continues a run that had them.",
     )
-    p.add_argument("items", nargs="+", metavar="[TOOLS.py] QUESTION", help="a tools file (optional), then the question")
+    p.add_argument(
+        "items",
+        nargs="*",
+        metavar="[TOOLS.py ...] QUESTION",
+        help="tools files (optional), then the question (- reads it from stdin)",
+    )
+    p.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_run",
+        nargs="?",
+        const="",
+        metavar="RUN_ID",
+        help="ask a follow-up of the newest run (or RUN_ID) with its whole transcript, its tools and model",
+    )
     p.add_argument(
         "--model",
         help="local, local:qwen2.5-coder-1.5b, openai:gpt-4o-mini, anthropic:claude-sonnet-4-6..., "
@@ -75,6 +95,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a tool the provider runs, e.g. web_search or 'web_search={\"max_uses\": 3}' (repeatable)",
     )
     add_mcp_option(p)
+    add_limit_options(p)
     add_run_options(p)
     p.set_defaults(handler=_handle)
 
@@ -82,19 +103,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _handle(args: argparse.Namespace) -> int:
     from ..providers import default_model
 
-    if len(args.items) > 2:
-        raise UsageError("give at most a tools file and one question; quote the question")
-    args.tools, args.question = args.items if len(args.items) == 2 else (None, args.items[0])
-    if args.tools is not None and args.question.endswith(".py") and not args.tools.endswith(".py"):
-        raise UsageError(f"the tools file comes first: toolslip run {args.question} {shlex.quote(args.tools)}")
-    if args.tools is None and args.question.endswith(".py"):
-        raise UsageError(f"no question: {args.question} looks like the tools file; give the question after it")
-    if not args.question.strip():
-        raise UsageError("the question is empty; give the question after the tools file, in quotes")
-    if args.tools is None and not args.mcp:
+    args.tools, args.question, continued = split_items(args.items, args.continue_run)
+    earlier = None
+    if continued is not None:
+        if args.no_journal:
+            raise UsageError("--continue reads the earlier run from the journal; drop --no-journal")
+        earlier = earlier_run(open_store(args.journal, read_only=True), continued)
+        args.tools = args.tools or earlier.meta.get("tools_files") or _listed(earlier.meta.get("tools_file"))
+        args.model = args.model or earlier.meta.get("model")
+    if not args.tools and not args.mcp:
         raise UsageError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     args.server_tools = [_server_tool(text) for text in args.server_tool]
-    local_tools = load_tools_file(args.tools) if args.tools else None  # may register a provider
+    args.limits = limits_from_args(args)
+    local_tools = load_tools_files(args.tools) if args.tools else None  # may register a provider
     args.output_type = load_output_type(args.output_schema) if args.output_schema else None
     if not is_model_file(args.model):
         check_model(args.model)
@@ -115,8 +136,11 @@ def _handle(args: argparse.Namespace) -> int:
     # resume must rebuild the same model, so the journal records the resolved name, not an empty default
     args.model = args.model or model.name
     journal = journal_from_args(args)
+    if journal is not None and earlier is not None:
+        journal.meta["continues"] = earlier.run_id
+        print(f"continuing run {earlier.run_id} ({len(earlier.messages)} messages)", file=out)
     with stdout_to_stderr() if json_only else contextlib.nullcontext():  # a tool's prints too
-        result = asyncio.run(_run(args, model, local_tools, outcome, journal))
+        result = asyncio.run(_run(args, model, local_tools, outcome, journal, earlier))
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
         renderer.streamed = True  # the answer is in the JSON
@@ -134,7 +158,12 @@ unnoticed (the HTTP formats without server tools refuse one in a sentence of the
 
 
 async def _run(
-    args: argparse.Namespace, model: Model, local_tools: Any, outcome: Outcome, journal: Journal | None
+    args: argparse.Namespace,
+    model: Model,
+    local_tools: Any,
+    outcome: Outcome,
+    journal: Journal | None,
+    earlier: Earlier | None = None,
 ) -> RunResult:
     from ..agent.loop import Agent
     from ..agent.tools import Toolbox
@@ -154,11 +183,13 @@ async def _run(
             hooks=hooks,
             server_tools=args.server_tools,
             stream=False if args.no_stream else None,
+            limits=args.limits,
             output_type=args.output_type,
             output_mode=args.output_mode,
         )
+        history = earlier.messages if earlier is not None else None
         try:
-            return await agent.arun(args.question, on_event=outcome)
+            return await agent.arun(args.question, on_event=outcome, history=history)
         finally:
             close = getattr(model, "aclose", None)
             if close is not None:
@@ -179,8 +210,13 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
             "output_tokens": result.usage.output_tokens,
             "server_tool_use": dict(result.usage.server_tool_use),
         },
+        "cost": result.cost,
         "messages": [message_to_dict(m) for m in result.messages],
     }
+
+
+def _listed(path: str | None) -> list[str]:
+    return [path] if path else []
 
 
 def _value_json(value: Any) -> str:

@@ -14,6 +14,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+from ..core._display import dollars
 from ..durable.stores import LeasedStore
 from ..durable.stores import open_store as _open
 from . import EXIT_OK, UsageError
@@ -50,7 +51,9 @@ def handle(args: argparse.Namespace) -> int:
         prompt = run.prompt.replace("\n", " ")
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
         size = human_size(run.size)
-        print(f"{run.run_id}  {when}  {run.status:<11}  steps {run.steps:<3}  {size:>8}  {run.model}  {prompt}")
+        cost = dollars(run.cost) if run.cost is not None else "-"
+        line = f"{run.run_id}  {when}  {run.status:<17}  steps {run.steps:<3}  {size:>8}  {cost:>9}  {run.model}"
+        print(f"{line}  {prompt}")
         if run.message:
             print(f"    {run.message}")
     print(f"journal {store.path}: {human_size(store.file_size())} on disk")

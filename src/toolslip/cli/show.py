@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..core._display import dollars
 from ..core.errors import ConfigError
 from ..core.messages import ToolResult, message_from_dict, part_from_dict
 from ..durable.journal import Entry, response_from_dict
@@ -81,7 +82,10 @@ def format_entry(entry: Entry) -> str:
             f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"
             for p in data.get("pending", ())
         )
-        return f"{head}: {data.get('stop_reason')}: {data.get('output', '')}{pending}"
+        usage = data.get("usage") or {}
+        spent = f"tokens {usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
+        spent += f", cost {dollars(data['cost'])}" if data.get("cost") is not None else ""
+        return f"{head}: {data.get('stop_reason')} ({spent}): {data.get('output', '')}{pending}"
     return f"{head}: {_json(data)}"
 
 

@@ -11,7 +11,12 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["cut", "did_you_mean", "pad", "plural", "width"]
+__all__ = ["cut", "did_you_mean", "dollars", "pad", "plural", "width"]
+
+
+def dollars(amount: float) -> str:
+    """``$1.25``, or for a fraction of a cent its first significant digits: ``$0.00063``."""
+    return f"${amount:.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.2g}".replace("e-0", "e-")
 
 
 @lru_cache(maxsize=4096)

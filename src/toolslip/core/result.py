@@ -23,6 +23,12 @@ RunStopReason: TypeAlias = Literal[
     "paused",  # a hook stopped the run to be resumed later (e.g. pending approvals)
     "forced",  # a hook ended the run (see RunContext.stop)
     "output_invalid",  # the answer did not fit the run's output_type, after the retries it was given
+    # a budget (toolslip.Limits) would have been passed: the run stopped before it, its transcript valid to continue
+    "max_input_tokens",
+    "max_output_tokens",
+    "max_total_tokens",
+    "max_tool_calls",
+    "max_cost",
 ]
 
 DataT = TypeVar("DataT", default=Any)
@@ -43,6 +49,9 @@ class RunResult(Generic[DataT]):
     usage: Usage = field(default_factory=Usage)
     tool_calls: int = 0
     run_id: str = ""
+    cost: float | None = None
+    """US dollars the run's usage costs at the model's list price (genai-prices, the ``prices`` extra);
+    ``0.0`` for the local and scripted models, ``None`` when no price is known."""
     data: DataT | None = None
     """The answer validated against the run's ``output_type``; ``None`` without one, or when it failed."""
     output_error: str | None = None

@@ -349,6 +349,8 @@ class _Recorder(Hook):
             "stop_reason": result.stop_reason,
             "output": result.output,
             "steps": result.steps,
+            "usage": dataclasses.asdict(result.usage),
+            "cost": result.cost,
             "pending": pending,
             "refused": tally.refused + len(ctx.state.get(REFUSED, ())),
             "not_rerun": tally.not_rerun + len(self.journal.replayer.state(ctx).not_rerun),

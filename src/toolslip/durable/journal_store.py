@@ -30,7 +30,10 @@ from .lease import TTL, Holder, Lease, Leases
 
 __all__ = ["FINISHED", "Entry", "JournalStore", "PruneReport", "RunSummary", "SqliteStore", "default_journal_path"]
 
-FINISHED = frozenset({"completed", "max_steps", "max_tokens", "refusal", "forced"})
+FINISHED = frozenset(
+    {"completed", "max_steps", "max_tokens", "refusal", "forced"}
+    | {"max_input_tokens", "max_output_tokens", "max_total_tokens", "max_tool_calls", "max_cost"}
+)
 """Stop reasons of runs that are over; a paused, failed or interrupted run can still be resumed."""
 
 
@@ -63,6 +66,8 @@ class RunSummary:
     """What goes with the status: the error of a failed run, the holder of a running one, refusals."""
     size: int = 0
     """Bytes of entry data the run holds in the journal."""
+    cost: float | None = None
+    """US dollars the run's last session cost (see :attr:`RunResult.cost`), when it finished and had a price."""
 
 
 class JournalStore(Protocol):
@@ -290,7 +295,8 @@ def summary_of(
     """A run's summary from its (started, updated, steps, size), its first and last (kind, data) and its lease."""
     started, updated, steps, size = times
     begun = orjson.loads(first[1]) if first[0] == "start" else {}
-    status, message = _status(last[0], orjson.loads(last[1]))
+    ended = orjson.loads(last[1])
+    status, message = _status(last[0], ended)
     if holder is not None and holder.alive(now):
         status, message = "running", holder.describe(now)
     user = [m for m in begun.get("messages", ()) if m.get("role") == "user"]
@@ -304,6 +310,7 @@ def summary_of(
         prompt=message_from_dict(user[-1]).text if user else "",
         message=message,
         size=size,
+        cost=ended.get("cost") if last[0] == "finish" else None,
     )
 
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..core._display import plural
+from ..core._display import dollars, plural
 from .summary import FAILURE_LABELS, ModelSummary
 from .trial import TrialRecord
 
@@ -109,11 +109,13 @@ def _numbers(s: ModelSummary) -> str:
     hat = "".join(f"<td>{s.pass_hat(k):.3f}</td>" for k in ks)
     at = "".join(f"<td>{s.pass_at(k):.3f}</td>" for k in ks)
     reasons = ", ".join(f"{FAILURE_LABELS[r]}: {n}" for r, n in s.reasons().most_common()) or "none"
+    spent = s.cost()
+    cost = f" · cost {dollars(spent)} at list prices (genai-prices)" if spent else ""
     return (
         f'<table class="num"><tr><th>k</th>{head}</tr><tr><th>pass^k</th>{hat}</tr>'
         f"<tr><th>pass@k</th>{at}</tr></table>{_MEANING}"
         f"<p>{plural(len(s.scored), 'scored trial')} · mean steps {s.mean('steps'):.2f} · tokens per trial "
-        f"{s.mean('input_tokens'):.0f} in / {s.mean('output_tokens'):.0f} out · failures: {_e(reasons)}</p>"
+        f"{s.mean('input_tokens'):.0f} in / {s.mean('output_tokens'):.0f} out{cost} · failures: {_e(reasons)}</p>"
     )
 
 

@@ -75,10 +75,14 @@ class ModelSummary:
         values = [float(getattr(t, attribute)) for t in self.scored]
         return sum(values) / len(values) if values else 0.0
 
-    def cost(self, price: tuple[float, float]) -> float:
-        """US dollars at ``price`` = (input, output) dollars per million tokens, all trials included."""
+    def cost(self, price: tuple[float, float] | None = None) -> float | None:
+        """US dollars, all trials included: at ``price`` = (input, output) dollars per million tokens, else
+        the list prices recorded with each trial (``None`` when a trial's model has no known price)."""
         every = [*self.scored, *self.unscored]
-        return sum(t.input_tokens * price[0] + t.output_tokens * price[1] for t in every) / 1e6
+        if price is not None:
+            return sum(t.input_tokens * price[0] + t.output_tokens * price[1] for t in every) / 1e6
+        recorded = [t.cost for t in every]
+        return None if None in recorded else sum(c for c in recorded if c is not None)
 
 
 def summarize(records: Iterable[TrialRecord], label: str | None = None) -> list[ModelSummary]:
@@ -125,7 +129,8 @@ def summary_table(summaries: Sequence[ModelSummary], price: tuple[float, float] 
             lines.append("  pass^k  " + "".join(f"{s.pass_hat(k):7.3f}" for k in ks))
             lines.append("  pass@k  " + "".join(f"{s.pass_at(k):7.3f}" for k in ks))
         tokens = f"tokens in {s.mean('input_tokens'):.0f} / out {s.mean('output_tokens'):.0f} per trial"
-        cost = f" · cost ${s.cost(price):.4f}" if price else ""
+        spent = s.cost(price)
+        cost = f" · cost ${spent:.4f}" if spent else ""
         lines.append(f"  mean steps {s.mean('steps'):.2f} · {tokens}{cost}")
         reasons = s.reasons()
         if reasons:

@@ -74,6 +74,8 @@ class TrialRecord:
     tool_errors: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost: float | None = None
+    """US dollars at the model's list price (genai-prices); ``None`` when no price is known."""
     seconds: float = 0.0
     messages: list[dict[str, Any]] = field(default_factory=list)
 
@@ -125,6 +127,7 @@ async def _play(suite: Suite, task: Task, model: Model | TrialModel, record: Tri
     record.stop_reason, record.steps, record.tool_calls = str(result.stop_reason), result.steps, len(outcome.calls)
     record.tool_errors = sum(r.is_error for r in outcome.results)
     record.input_tokens, record.output_tokens = result.usage.input_tokens, result.usage.output_tokens
+    record.cost = result.cost
     try:
         verdict = task.check(outcome)
     except AssertionError as exc:

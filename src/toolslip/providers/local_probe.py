@@ -36,7 +36,7 @@ from pathlib import Path
 from ..core.errors import ConfigError, ProviderError
 from .local_weights import cache_dir
 
-__all__ = ["AMX_OFF_FLAGS", "LibraryCrash", "check_library", "rebuild_command"]
+__all__ = ["AMX_OFF_FLAGS", "LibraryCrash", "check_library", "library_checked", "rebuild_command"]
 
 AMX_OFF_FLAGS = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 """The C/C++ flags that keep ``-march=native`` tuning but leave AMX out (x86-64 compilers only)."""
@@ -114,6 +114,15 @@ def check_library(model: Path, *, n_threads: int = 1) -> None:
     if child.returncode == 0:
         _checked.add(marker)
         _write_marker(marker, child.stdout)
+
+
+def library_checked() -> bool | None:
+    """Whether this llama.cpp build already passed :func:`check_library` on this machine; ``None`` when
+    llama-cpp-python is not installed. Cheap: no import, no child process (``toolslip doctor`` asks it)."""
+    key = _build_key()
+    if key is None:
+        return None
+    return (cache_dir() / f"llama-cpp-checked-{key}.json").is_file()
 
 
 def rebuild_command() -> str:

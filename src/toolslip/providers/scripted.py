@@ -11,8 +11,10 @@ any number of concurrent conversations (``toolslip serve --model scripted``), an
 built from what the tools really returned: a client that loses or misroutes a result gets a different
 answer, not a canned one.
 
-Scripts: ``expenses`` (``fx`` + ``calc``: 320 USD and 15000 JPY to CNY, then split four ways) and
-``weather`` (``get_weather``). Plain ``scripted`` picks the script by the tools the request offers.
+Scripts: ``expenses`` (``fx`` + ``calc``: 320 USD and 15000 JPY to CNY, then split four ways),
+``weather`` (``get_weather``) and ``smoke`` (one schema-valid call to each offered tool, then a report: a
+smoke test of a user's own tools file). Plain ``scripted`` picks the script by the tools the request offers,
+``smoke`` for any other tools.
 
 Usage is estimated as a service would count it (:mod:`toolslip.quality.tokens`: o200k tokens of the messages, the
 tool declarations and the answer), so clients that budget or log tokens see plausible numbers, not zeros.
@@ -31,6 +33,7 @@ from typing import Any, TypeAlias
 from ..core._display import did_you_mean
 from ..core.errors import InvalidValue
 from ..core.messages import Message, ModelResponse, Part, Request, ToolCall, ToolResult, Usage
+from ..formats.schema_example import example_arguments
 from ..formats.structured import FINAL_TOOL
 
 __all__ = [
@@ -250,16 +253,32 @@ def weather(request: Request) -> Turn:
     return f"It is {data['temp']} {unit} and {data.get('desc', '')} in {data.get('city', '')}: {coat}."
 
 
-SCRIPTS: dict[str, Callable[[Request], Turn]] = {"expenses": expenses, "weather": weather}
+def smoke(request: Request) -> Turn:
+    """The smoke test of a user's tools: one schema-valid call to each offered tool, all in one turn (a tool
+    whose schema defeats :func:`~toolslip.formats.schema_example.example_arguments` is skipped, never called
+    with bad arguments), then an answer listing what each call returned."""
+    tools = [spec for spec in request.tools if spec.name != FINAL_TOOL]  # the typed answer's tool is no user tool
+    if not tools:
+        return shaped_answer(request, "This is toolslip's scripted demo model; no tools were offered to try.", {})
+    planned = [
+        (spec.name, arguments) for spec in tools if (arguments := example_arguments(spec.parameters)) is not None
+    ]
+    if _turn(request) == 0 and planned:  # one turn of calls, so any number of tools fits the step limit
+        return [call(name, **arguments) for name, arguments in planned]
+    lines = [f"Smoke test by toolslip's scripted demo model: {len(planned)} of {len(tools)} tools called."]
+    for name, result in _results(request):
+        text = " ".join(result.text.split())
+        lines.append(
+            f"- {name}: {'ERROR' if result.is_error else 'ok'}: {text if len(text) <= 120 else text[:117] + '...'}"
+        )
+    called = {name for name, _ in planned}
+    lines += [
+        f"- {s.name}: not called: no arguments made here satisfy its schema" for s in tools if s.name not in called
+    ]
+    return shaped_answer(request, "\n".join(lines), {})  # a client asking for a schema still gets JSON in it
 
 
-def _unscripted(request: Request) -> Turn:
-    names = ", ".join(t.name for t in request.tools if t.name != FINAL_TOOL) or "none"
-    text = (
-        f"This is toolslip's scripted demo model; it has scripts for {' and '.join(SCRIPTS)} only "
-        f"(tools offered here: {names})."
-    )
-    return shaped_answer(request, text, {})  # a client asking for a schema still gets JSON in it
+SCRIPTS: dict[str, Callable[[Request], Turn]] = {"expenses": expenses, "weather": weather, "smoke": smoke}
 
 
 def _pick(request: Request) -> Callable[[Request], Turn]:
@@ -268,7 +287,7 @@ def _pick(request: Request) -> Callable[[Request], Turn]:
         return expenses
     if "get_weather" in offered:
         return weather
-    return _unscripted
+    return smoke
 
 
 class ScriptedDemo:
@@ -293,19 +312,10 @@ class ScriptedDemo:
 
 
 def estimate_usage(request: Request, response: ModelResponse) -> Usage:
-    """Tokens in and out as OpenAI counts a chat request: each message's text plus 3 tokens of framing,
-    3 more to prime the answer, and the tool declarations as sent."""
-    from ..quality.tokens import count_tokens, declaration_cost
+    """Tokens in and out as OpenAI would count this chat request and answer (see :func:`request_tokens`)."""
+    from ..quality.tokens import count_tokens, message_texts, request_tokens
 
-    def texts(message: Message) -> list[str]:
-        out = [message.text]
-        out += [f"{c.name}{c.raw_arguments or json.dumps(c.arguments, ensure_ascii=False)}" for c in message.tool_calls]
-        return out + [r.text for r in message.tool_results]
-
-    asked = [t for m in request.messages for t in texts(m)]
-    framing = 3 * len(request.messages) + 3
-    tools = declaration_cost(request.tools, formats=("openai-chat",)).totals["openai-chat"] if request.tools else 0
     return Usage(
-        input_tokens=sum(count_tokens(asked)) + framing + tools,
-        output_tokens=max(1, sum(count_tokens(texts(response.message)))),
+        input_tokens=request_tokens(request),
+        output_tokens=max(1, sum(count_tokens(message_texts(response.message)))),
     )

@@ -24,10 +24,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.messages import ToolSpec
+from ..core.messages import Message, Request, ToolSpec
 from .text import CJK
 
-__all__ = ["CONTEXT_WINDOWS", "CostReport", "ToolCost", "count_tokens", "declaration_cost", "tokenizer_is_exact"]
+__all__ = [
+    "CONTEXT_WINDOWS",
+    "CostReport",
+    "ToolCost",
+    "count_tokens",
+    "declaration_cost",
+    "message_texts",
+    "request_tokens",
+    "tokenizer_is_exact",
+]
 
 CONTEXT_WINDOWS: Mapping[str, int] = {"openai-chat": 128_000, "anthropic": 200_000}
 """Context window (tokens) each share is computed against: GPT-4o's 128k and Claude's 200k."""
@@ -120,3 +129,20 @@ def declaration_cost(specs: Sequence[ToolSpec], formats: Sequence[str] = tuple(C
     totals = {fmt: sum(per_format[fmt]) for fmt in formats}
     share = {fmt: totals[fmt] / CONTEXT_WINDOWS.get(fmt, 128_000) for fmt in formats}
     return CostReport(tools=tools, totals=totals, share=share, exact=tokenizer_is_exact(), formats=tuple(formats))
+
+
+def message_texts(message: Message) -> list[str]:
+    """The texts of a message a tokenizer sees: its text, each call's name and arguments, each result."""
+    out = [message.text]
+    out += [f"{c.name}{c.raw_arguments or json.dumps(c.arguments, ensure_ascii=False)}" for c in message.tool_calls]
+    return out + [r.text for r in message.tool_results]
+
+
+def request_tokens(request: Request) -> int:
+    """Input tokens of ``request`` as OpenAI counts a chat request: each message's text plus 3 tokens of
+    framing, 3 more to prime the answer, and the tool declarations as sent. An estimate for other
+    providers, close enough to keep a budget before a call (the provider's own count is used after it)."""
+    asked = [t for m in request.messages for t in message_texts(m)]
+    framing = 3 * len(request.messages) + 3
+    tools = declaration_cost(request.tools, formats=("openai-chat",)).totals["openai-chat"] if request.tools else 0
+    return sum(count_tokens(asked)) + framing + tools
