@@ -474,13 +474,16 @@ def _anthropic_blocks(bag: _Bag, side: str, content: Any) -> None:
             source = block.get("source") or {}
             bag.add("media", ("image", source.get("data") or source.get("url") or source.get("file_id")))
         elif kind == "document":
-            source = block.get("source") or {}
-            key = source.get("data") or source.get("url") or source.get("file_id")
-            if source.get("type") == "text" and isinstance(key, str):  # a plain-text document holds the text itself
-                key = base64.b64encode(key.encode()).decode()
-            bag.add("media", ("file", key if isinstance(key, str) else _canon(source)))
+            bag.add("media", ("file", _document_key(block.get("source") or {})))
         else:  # server_tool_use, *_tool_result, tool_reference, search_result, container_upload...
             bag.add("hosted", kind)
+
+
+def _document_key(source: dict[str, Any]) -> Any:
+    key = source.get("data") or source.get("url") or source.get("file_id")
+    if source.get("type") == "text" and isinstance(key, str):  # a plain-text document holds the text itself
+        key = base64.b64encode(key.encode()).decode()
+    return key if isinstance(key, str) else _canon(source)
 
 
 def anthropic_request(body: dict[str, Any]) -> Content:

@@ -363,6 +363,14 @@ _JSON_SCHEMA = "sent whole as parametersJsonSchema, which Gemini 2.5 and later r
 _NO_PARAMETERS = "left out: Gemini takes that as a function without parameters and refuses an empty OBJECT"
 
 
+def _said_elsewhere(key: str, value: Any, settings: Settings) -> bool:
+    """Whether a body field says nothing (an empty list of tools, a null stop) or what a neutral slot already
+    says (``Settings.stop``; Chat's untyped spelling of the named choice that ``Settings.tool_choice`` holds)."""
+    if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
+        return True
+    return key == "tool_choice" and isinstance(settings.tool_choice, UseTool)
+
+
 def _settings(plan: _Plan, settings: Settings) -> Settings:
     """The body fields with no neutral slot, translated where the target has them, reported where not."""
     if plan.family:
@@ -370,10 +378,8 @@ def _settings(plan: _Plan, settings: Settings) -> Settings:
     extra: dict[str, Any] = {}
     max_tokens = settings.max_tokens
     for key, value in settings.extra.items():
-        if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
-            continue  # says nothing (an empty list of tools, a null stop), or Settings.stop says it
-        if key == "tool_choice" and isinstance(settings.tool_choice, UseTool):
-            continue  # Chat's untyped spelling of the named choice that Settings.tool_choice holds
+        if _said_elsewhere(key, value, settings):
+            continue
         if key == "n" and value == 1 and type(value) is int:
             plan.note("settings.extra.n", "request field 'n' (1, one answer: every format's default)", "left out")
             continue
