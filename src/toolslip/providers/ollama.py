@@ -1,0 +1,100 @@
+"""Ollama's native chat API (``POST /api/chat``) over plain HTTP.
+
+Ollama also answers the OpenAI protocol (``openai:MODEL@http://127.0.0.1:11434/v1``), but its native
+API is the one that returns ``thinking`` and Ollama's own counters and options. Two things differ from
+every other wire here. Ollama streams unless told not to, so a whole answer is asked for with
+``"stream": false``. And a stream is newline-delimited JSON (``application/x-ndjson``), one chunk a
+line, the last one ``"done": true``; an error after the stream began is a line ``{"error": "..."}``.
+
+The server is ``OLLAMA_HOST`` when set (``HOST``, ``HOST:PORT`` or a URL, as the official client reads
+it), else ``http://127.0.0.1:11434``, the address the official client uses. A local Ollama needs no key;
+``OLLAMA_API_KEY`` (ollama.com's hosted models) is sent as a bearer token, as the official client does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from ..core.errors import ProviderError
+from ..core.messages import ModelResponse, Request
+from ..core.streaming import ResponseDone, StreamEvent
+from ..formats import ollama as ollama_format
+from ..formats import ollama_stream
+from .http import HttpModel
+
+__all__ = ["DEFAULT_BASE_URL", "NDJSON", "OllamaModel", "host_url", "ndjson_lines"]
+
+DEFAULT_BASE_URL = "http://127.0.0.1:11434"
+NDJSON = "application/x-ndjson"
+
+
+def host_url(host: str) -> str:
+    """``OLLAMA_HOST`` as a base URL: a missing scheme is ``http://``, a missing port 11434."""
+    url = host if "://" in host else f"http://{host}"
+    parts = urlsplit(url)
+    if parts.port is None and "://" not in host and parts.hostname:
+        url = f"{parts.scheme}://{parts.netloc}:11434{parts.path}"
+    return url.rstrip("/")
+
+
+class OllamaModel(HttpModel):
+    """A :class:`~toolslip.core.model.Model` that POSTs to ``{base_url}/api/chat``."""
+
+    prefix = "ollama"
+    label = "Ollama"
+    default_base_url = DEFAULT_BASE_URL
+    path = "/api/chat"
+    wire = ollama_format
+
+    def service_headers(self, api_key: str | None, official: bool) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    async def complete(self, request: Request) -> ModelResponse:
+        body = self._body(request)
+        body["stream"] = False  # Ollama's default is a stream
+        return self.wire.response_from_wire(await self._http.post_json(self.path, body))
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """The answer as Ollama streams it: one JSON chunk a line."""
+        body = self._body(request)
+        body["stream"] = True
+        lines, accumulator = ndjson_lines(self._http.service), ollama_stream.Accumulator()
+        next(lines)
+        async for raw in self._http.post_stream(self.path, body, media_type=NDJSON):
+            for chunk in lines.send(raw):
+                for delta in accumulator.feed(chunk):
+                    yield delta
+        for chunk in lines.send(b"\n"):  # a last line the server did not end
+            for delta in accumulator.feed(chunk):
+                yield delta
+        yield ResponseDone(response=accumulator.finish())
+
+
+def ndjson_lines(service: str) -> Iterator[list[dict[str, Any]]]:
+    """A generator: ``send`` it bytes as they arrive, it answers the JSON objects of the lines they end.
+
+    A line ``{"error": ...}`` raises :class:`ProviderError` with the message; a line that is not a
+    JSON object raises one quoting its start.
+    """
+    partial = b""
+    chunks: list[dict[str, Any]] = []
+    while True:
+        data: bytes = yield chunks
+        chunks = []
+        *lines, partial = (partial + data).split(b"\n")
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                chunk = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise ProviderError(f"{service} streamed a line that is not JSON ({exc}): {line[:200]!r}") from None
+            if not isinstance(chunk, dict):
+                raise ProviderError(f"{service} streamed a line that is not a JSON object: {line[:200]!r}")
+            if "error" in chunk:
+                raise ProviderError(f"{service} failed mid-stream: {chunk['error']}")
+            chunks.append(chunk)
