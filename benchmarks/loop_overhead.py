@@ -18,6 +18,8 @@ Usage: ``python benchmarks/loop_overhead.py [--rounds 5] [--runs 20] [--ks 0,20,
 Targets (issue 20): ``toolslip_openai_inline`` (a ``def`` tool declared ``isolate="none"``) <= 1.2x
 ``hand_aiohttp_orjson_def`` per step at K=20 (and reported at K=80); ``toolslip_openai_def`` is the same
 tool run in a worker thread, the default. The SDK loops are the reference for "a fraction of their CPU".
+Issue 24: ``toolslip_gemini_inline`` and ``toolslip_converse_inline`` (a Bedrock API key) <= 1.2x
+``toolslip_openai_inline`` per step; ``toolslip_converse_sigv4_inline`` shows what botocore's signing adds.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ DEFAULT_IMPLS = [
     "toolslip_openai_def",
     "toolslip_openai_async",
     "toolslip_anthropic_inline",
+    "toolslip_gemini_inline",
+    "toolslip_converse_inline",
+    "toolslip_converse_sigv4_inline",
     "toolslip_agent_sync",
     "toolslip_oneliner",
     "hand_aiohttp_orjson_def",
@@ -65,6 +70,9 @@ PAIRS = [  # (row, baseline, what it says)
     ("toolslip_openai_def", "hand_aiohttp_orjson_def", "toolslip, def tool in a worker thread / hand loop"),
     ("toolslip_openai_async", "hand_aiohttp_orjson_async", "toolslip / hand loop, async def tool"),
     ("toolslip_anthropic_inline", "hand_aiohttp_orjson_def", "toolslip on the Anthropic wire / the same hand loop"),
+    ("toolslip_gemini_inline", "toolslip_openai_inline", "toolslip on the Gemini wire / on the OpenAI Chat wire (<= 1.2)"),
+    ("toolslip_converse_inline", "toolslip_openai_inline", "toolslip on the Converse wire / on OpenAI Chat (<= 1.2)"),
+    ("toolslip_converse_sigv4_inline", "toolslip_converse_inline", "Converse signed with SigV4 / with a bearer key"),
     ("toolslip_openai_inline", "hand_aiohttp_json_def", "toolslip / hand loop on aiohttp + stdlib json"),
     ("toolslip_openai_inline", "hand_httpx_orjson_def", "toolslip / hand loop on httpx + orjson"),
     ("sdk_openai", "toolslip_openai_inline", "OpenAI SDK loop (plain-dict history) / toolslip"),

@@ -40,14 +40,15 @@ from ..core.model import Model
 from ..formats import bedrock, gemini, ollama
 from ..formats.sse import encode
 from . import eventstream
-from .checks import Rejection
+from .checks import Check, Rejection
 from .echo import Echo
 from .streams import converse_events, gemini_chunks, ollama_chunks
+from .wire_checks import check_converse, check_gemini, check_ollama
 
 __all__ = ["ROUTES", "add_routes", "error_response"]
 
 ROUTES = (
-    "POST /v1beta/models/{model}:generateContent, POST /v1beta/models/{model}:streamGenerateContent, "
+    "POST /v1beta/models/{model}:generateContent, POST /v1beta/models/{model}:streamGenerateContent (and /v1/...), "
     "POST /model/{modelId}/converse, POST /model/{modelId}/converse-stream, POST /api/chat"
 )
 _LOWER = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -77,8 +78,8 @@ class _Wire:
     format: WireFormat
     echo: Echo
     error: Callable[[int, Rejection], web.Response]
-    required: str
-    """The body field a request cannot do without (``contents``, ``messages``)."""
+    check: Check
+    """What the service refuses before any model sees the request."""
 
     def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, started: float) -> None:
         """Add what the service adds to an answer besides the format's fields."""
@@ -206,11 +207,11 @@ class _Endpoint:
             return self._fail(400, Rejection("the request body must be a JSON object"))
         asked = named or body.get("model")
         self.trace().asked = asked
-        if not isinstance(asked, str) or not asked:
-            return self._fail(400, Rejection("model is required", "model"))
+        rejected = self.wire.check(body)
+        if rejected is not None:
+            return self._fail(400, rejected)
+        assert isinstance(asked, str)  # the URL's, or the body's checked above
         stream = self.streamed if self.streamed is not None else body.pop("stream", True) is not False
-        if not body.get(self.wire.required):
-            return self._fail(400, Rejection(f"{self.wire.required} is not specified", self.wire.required))
         try:
             request = self.wire.format.request_from_wire(body)
         except FormatError as exc:
@@ -273,9 +274,9 @@ def _json_array(chunks: list[dict[str, Any]]) -> web.Response:
     return _json(200, chunks)
 
 
-_GEMINI = _Gemini(gemini, Echo(("", _URLSAFE, 23), ("", _LOWER, 8)), google_error, "contents")
-_BEDROCK = _Bedrock(bedrock, Echo(("", _URLSAFE, 0), ("tooluse_", _URLSAFE, 22)), aws_error, "messages")
-_OLLAMA = _Ollama(ollama, Echo(("", _URLSAFE, 0), ("call_", _LOWER, 8)), ollama_error, "messages")
+_GEMINI = _Gemini(gemini, Echo(("", _URLSAFE, 23), ("", _LOWER, 8)), google_error, check_gemini)
+_BEDROCK = _Bedrock(bedrock, Echo(("", _URLSAFE, 0), ("tooluse_", _URLSAFE, 22)), aws_error, check_converse)
+_OLLAMA = _Ollama(ollama, Echo(("", _URLSAFE, 0), ("call_", _LOWER, 8)), ollama_error, check_ollama)
 
 
 def add_routes(app: web.Application, model: Callable[[web.Request], Model], trace: Callable[[], Trace]) -> None:
@@ -298,6 +299,7 @@ def add_routes(app: web.Application, model: Callable[[web.Request], Model], trac
         return await endpoint.answer(http, name)
 
     app.router.add_post("/v1beta/models/{target}", gemini_route)
+    app.router.add_post("/v1/models/{target}", gemini_route)  # Gemini's stable API (google-genai with a base_url)
     # {model:.+}: an inference-profile ARN holds a '/' (sent as %2F)
     app.router.add_post("/model/{model:.+}/converse", route(_BEDROCK, False))
     app.router.add_post("/model/{model:.+}/converse-stream", route(_BEDROCK, True))
