@@ -86,7 +86,9 @@ def gemini_answer(k: int, step: int) -> dict[str, object]:
 
 def converse_answer(k: int, step: int) -> dict[str, object]:
     if step < k:
-        block: dict[str, object] = {"toolUse": {"toolUseId": f"tooluse_{step}", "name": "add", "input": {"a": step, "b": 1}}}
+        block: dict[str, object] = {
+            "toolUse": {"toolUseId": f"tooluse_{step}", "name": "add", "input": {"a": step, "b": 1}}
+        }
     else:
         block = {"text": f"The answer is {k}."}
     return {

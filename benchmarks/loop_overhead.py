@@ -70,7 +70,11 @@ PAIRS = [  # (row, baseline, what it says)
     ("toolslip_openai_def", "hand_aiohttp_orjson_def", "toolslip, def tool in a worker thread / hand loop"),
     ("toolslip_openai_async", "hand_aiohttp_orjson_async", "toolslip / hand loop, async def tool"),
     ("toolslip_anthropic_inline", "hand_aiohttp_orjson_def", "toolslip on the Anthropic wire / the same hand loop"),
-    ("toolslip_gemini_inline", "toolslip_openai_inline", "toolslip on the Gemini wire / on the OpenAI Chat wire (<= 1.2)"),
+    (
+        "toolslip_gemini_inline",
+        "toolslip_openai_inline",
+        "toolslip on the Gemini wire / on the OpenAI Chat wire (<= 1.2)",
+    ),
     ("toolslip_converse_inline", "toolslip_openai_inline", "toolslip on the Converse wire / on OpenAI Chat (<= 1.2)"),
     ("toolslip_converse_sigv4_inline", "toolslip_converse_inline", "Converse signed with SigV4 / with a bearer key"),
     ("toolslip_openai_inline", "hand_aiohttp_json_def", "toolslip / hand loop on aiohttp + stdlib json"),

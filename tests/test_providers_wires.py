@@ -99,7 +99,9 @@ def test_bedrock_names_the_region_variable_then_the_credentials(monkeypatch: pyt
 
 def test_bedrock_reads_the_region_from_the_aws_profile(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     config = tmp_path / "config"
-    config.write_text("[profile work]\nregion = ap-northeast-1\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = x\n")
+    config.write_text(
+        "[profile work]\nregion = ap-northeast-1\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = x\n"
+    )
     monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
     monkeypatch.setenv("AWS_PROFILE", "work")
     model = resolve_model(f"bedrock:{MODEL_ID}")
@@ -128,9 +130,7 @@ def verify_sigv4(request: web.Request, body: bytes) -> str:
     authorization = request.headers.get("Authorization", "")
     signed = authorization.split("SignedHeaders=", 1)[1].split(",", 1)[0].split(";")
     url = f"http://{request.host}{request.raw_path}"
-    copy = AWSRequest(
-        method="POST", url=url, data=body, headers={h: request.headers[h] for h in signed if h != "host"}
-    )
+    copy = AWSRequest(method="POST", url=url, data=body, headers={h: request.headers[h] for h in signed if h != "host"})
     copy.context["timestamp"] = request.headers["X-Amz-Date"]
     signer = SigV4Auth(CREDENTIALS.get_frozen_credentials(), "bedrock", "us-west-2")
     expected = signer.signature(signer.string_to_sign(copy, signer.canonical_request(copy)), copy)
@@ -301,7 +301,9 @@ def stream_of(raw: bytes, media: str) -> Callable[[web.Request], Awaitable[web.S
         ("ndjson", "ollama", "application/x-ndjson"),
     ],
 )
-async def test_recorded_streams_read_to_the_same_text_and_calls_as_their_deltas(kind: str, wire: str, media: str) -> None:
+async def test_recorded_streams_read_to_the_same_text_and_calls_as_their_deltas(
+    kind: str, wire: str, media: str
+) -> None:
     rows = recorded_streams(kind)
     assert rows
     calls = 0

@@ -48,7 +48,13 @@ def base() -> Iterator[str]:
     command = [sys.executable, "-m", "toolslip.cli", "serve", "--model", "scripted:weather", "--port", "0", "--quiet"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen(
-        command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     ) as child:
         assert child.stdout is not None
         said = []
@@ -68,8 +74,10 @@ def base() -> Iterator[str]:
 # --- google-genai --------------------------------------------------------------------------------------
 
 
-def _gemini(base: str) -> genai.Client:
-    return genai.Client(api_key="not-needed", http_options=types.HttpOptions(base_url=base))
+@pytest.fixture
+def gemini(base: str) -> Iterator[genai.Client]:
+    with genai.Client(api_key="not-needed", http_options=types.HttpOptions(base_url=base)) as client:
+        yield client
 
 
 GEMINI_CONFIG = types.GenerateContentConfig(
@@ -88,8 +96,8 @@ GEMINI_CONFIG = types.GenerateContentConfig(
 
 # The sync client: google-genai's async one subclasses aiohttp's ClientSession, which aiohttp deprecates.
 @pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
-def test_google_genai_runs_the_tool_loop(base: str, streamed: bool) -> None:
-    client = _gemini(base)
+def test_google_genai_runs_the_tool_loop(gemini: genai.Client, streamed: bool) -> None:
+    client = gemini
     contents: list[Any] = [types.Content(role="user", parts=[types.Part(text=QUESTION)])]
 
     def ask() -> tuple[types.Content, list[types.FunctionCall], str, types.GenerateContentResponse]:
@@ -101,7 +109,9 @@ def test_google_genai_runs_the_tool_loop(base: str, streamed: bool) -> None:
             client.models.generate_content_stream(model="gemini-2.5-flash", contents=contents, config=GEMINI_CONFIG)
         )
         assert len(chunks) > 1
-        parts = [p for c in chunks if c.candidates and c.candidates[0].content for p in c.candidates[0].content.parts or ()]
+        parts = [
+            p for c in chunks if c.candidates and c.candidates[0].content for p in c.candidates[0].content.parts or ()
+        ]
         calls = [call for c in chunks for call in c.function_calls or ()]
         return types.Content(role="model", parts=parts), calls, "".join(c.text or "" for c in chunks), chunks[-1]
 
@@ -117,8 +127,8 @@ def test_google_genai_runs_the_tool_loop(base: str, streamed: bool) -> None:
     assert last.usage_metadata and last.usage_metadata.prompt_token_count and last.usage_metadata.total_token_count
 
 
-def test_google_genai_gets_invalid_argument_naming_the_field(base: str) -> None:
-    client = _gemini(base)
+def test_google_genai_gets_invalid_argument_naming_the_field(gemini: genai.Client) -> None:
+    client = gemini
     with pytest.raises(genai_errors.ClientError) as caught:
         client.models.generate_content(
             model="gemini-2.5-flash", contents=[{"role": "wizard", "parts": [{"text": "hi"}]}]
@@ -132,8 +142,9 @@ def test_google_genai_gets_invalid_argument_naming_the_field(base: str) -> None:
 # --- boto3 bedrock-runtime ------------------------------------------------------------------------------
 
 
-def _bedrock(base: str) -> Any:
-    return boto3.client(
+@pytest.fixture
+def bedrock(base: str) -> Iterator[Any]:
+    client = boto3.client(
         "bedrock-runtime",
         endpoint_url=base,
         region_name="us-east-1",
@@ -141,11 +152,19 @@ def _bedrock(base: str) -> Any:
         aws_secret_access_key="not-a-secret",
         config=Config(retries={"max_attempts": 1}),
     )
+    yield client
+    client.close()
 
 
 BEDROCK_TOOLS = {
     "tools": [
-        {"toolSpec": {"name": "get_weather", "description": "Current weather of a city.", "inputSchema": {"json": SCHEMA}}}
+        {
+            "toolSpec": {
+                "name": "get_weather",
+                "description": "Current weather of a city.",
+                "inputSchema": {"json": SCHEMA},
+            }
+        }
     ]
 }
 MODEL_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -178,8 +197,8 @@ def _converse_stream(client: Any, messages: list[Any]) -> tuple[dict[str, Any], 
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
-def test_boto3_converse_runs_the_tool_loop(base: str, streamed: bool) -> None:
-    client = _bedrock(base)
+def test_boto3_converse_runs_the_tool_loop(bedrock: Any, streamed: bool) -> None:
+    client = bedrock
     messages: list[Any] = [{"role": "user", "content": [{"text": QUESTION}]}]
 
     def ask() -> tuple[dict[str, Any], str, dict[str, Any]]:
@@ -201,8 +220,8 @@ def test_boto3_converse_runs_the_tool_loop(base: str, streamed: bool) -> None:
     assert stop == "end_turn" and said["content"] == [{"text": ANSWER}]
 
 
-def test_boto3_gets_a_validation_exception_naming_the_field(base: str) -> None:
-    client = _bedrock(base)
+def test_boto3_gets_a_validation_exception_naming_the_field(bedrock: Any) -> None:
+    client = bedrock
     with pytest.raises(ClientError) as caught:
         client.converse(modelId=MODEL_ID, messages=[{"role": "wizard", "content": [{"text": "hi"}]}])
     error = caught.value.response["Error"]
@@ -219,14 +238,20 @@ OLLAMA_TOOLS = [
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
 async def test_ollama_client_runs_the_tool_loop(base: str, streamed: bool) -> None:
-    client = ollama.AsyncClient(host=base)
+    async with ollama.AsyncClient(host=base) as client:
+        await ollama_loop(client, streamed)
+
+
+async def ollama_loop(client: ollama.AsyncClient, streamed: bool) -> None:
     messages: list[Any] = [{"role": "user", "content": QUESTION}]
 
     async def ask() -> tuple[ollama.Message, ollama.ChatResponse]:
         if not streamed:
             reply = await client.chat(model="llama3.2", messages=messages, tools=OLLAMA_TOOLS)
             return reply.message, reply
-        chunks = [c async for c in await client.chat(model="llama3.2", messages=messages, tools=OLLAMA_TOOLS, stream=True)]
+        chunks = [
+            c async for c in await client.chat(model="llama3.2", messages=messages, tools=OLLAMA_TOOLS, stream=True)
+        ]
         assert chunks[-1].done and not any(c.done for c in chunks[:-1])
         calls = [call for c in chunks for call in c.message.tool_calls or ()]
         text = "".join(c.message.content or "" for c in chunks)
@@ -243,9 +268,9 @@ async def test_ollama_client_runs_the_tool_loop(base: str, streamed: bool) -> No
 
 
 async def test_ollama_client_gets_the_error_naming_the_field(base: str) -> None:
-    client = ollama.AsyncClient(host=base)
-    with pytest.raises(ollama.ResponseError) as caught:
-        await client.chat(model="llama3.2", messages=[{"role": "wizard", "content": "hi"}])
+    async with ollama.AsyncClient(host=base) as client:
+        with pytest.raises(ollama.ResponseError) as caught:
+            await client.chat(model="llama3.2", messages=[{"role": "wizard", "content": "hi"}])
     assert caught.value.status_code == 400 and caught.value.error.startswith("messages[0].role: unknown role 'wizard'")
 
 
@@ -260,7 +285,11 @@ def test_event_stream_frames_read_back_with_botocore() -> None:
     assert list(buffer) == []
     buffer.add_data(frames[7:])
     first, second = list(buffer)
-    assert first.headers == {":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event"}
+    assert first.headers == {
+        ":event-type": "contentBlockDelta",
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
     assert first.payload == payload
     assert second.headers[":message-type"] == "exception" and second.headers[":exception-type"] == "throttlingException"
 

@@ -46,7 +46,8 @@ ProviderFactory: TypeAlias = Callable[..., Model]
 FORMS = (
     "openai:MODEL, openai:MODEL@BASE_URL, openai-compatible:MODEL@BASE_URL, openai-responses:MODEL[@BASE_URL], "
     "azure:DEPLOYMENT, "
-    "anthropic:MODEL, gemini:MODEL, bedrock:MODEL_ID, ollama:MODEL, local, local:NAME, scripted or scripted:expenses (e.g. openai:gpt-4o-mini)"
+    "anthropic:MODEL, gemini:MODEL, bedrock:MODEL_ID, ollama:MODEL, "
+    "local, local:NAME, scripted or scripted:expenses (e.g. openai:gpt-4o-mini)"
 )
 DEFAULT_OPENAI = "openai:gpt-4o-mini"
 DEFAULT_ANTHROPIC = "anthropic:claude-sonnet-4-6"  # claude-sonnet-4-5 retires on 2026-11-30

@@ -343,7 +343,9 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
     trace = _trace()
     trace.error = message
     # Gemini, Bedrock and Ollama clients get their own service's error (wires.py)
-    return error_response(request.path, status, message) or _json(status, shape(status, Rejection(message), trace.ids[1]))
+    return error_response(request.path, status, message) or _json(
+        status, shape(status, Rejection(message), trace.ids[1])
+    )
 
 
 async def _request_id_headers(request: web.Request, response: web.StreamResponse) -> None:

@@ -72,10 +72,13 @@ def _block_events(index: int, block: dict[str, Any]) -> Iterator[tuple[str, dict
 
     if "toolUse" in block:
         use = block["toolUse"]
-        yield "contentBlockStart", {
-            "contentBlockIndex": index,
-            "start": {"toolUse": {"toolUseId": use.get("toolUseId"), "name": use.get("name")}},
-        }
+        yield (
+            "contentBlockStart",
+            {
+                "contentBlockIndex": index,
+                "start": {"toolUse": {"toolUseId": use.get("toolUseId"), "name": use.get("name")}},
+            },
+        )
         arguments = orjson.dumps(use.get("input", {})).decode()
         for piece in split(arguments, PIECE):
             yield delta({"toolUse": {"input": piece}})
@@ -106,7 +109,9 @@ def ollama_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
         for piece in split(message.get(field) or "", PIECE):
             chunks.append({**head, "message": {"role": role, "content": "", field: piece}, "done": False})
     if message.get("tool_calls"):
-        chunks.append({**head, "message": {"role": role, "content": "", "tool_calls": message["tool_calls"]}, "done": False})
+        chunks.append(
+            {**head, "message": {"role": role, "content": "", "tool_calls": message["tool_calls"]}, "done": False}
+        )
     last = {key: value for key, value in body.items() if key != "message"}
     chunks.append({**last, "message": {"role": role, "content": ""}, "done": True})
     return chunks

@@ -44,7 +44,9 @@ def _gemini(body: dict[str, Any]) -> Iterator[Rejection]:
                 f"contents[{i}].parts",
             )
     for t, tool in enumerate(body.get("tools") or ()):
-        declarations = tool.get("functionDeclarations", tool.get("function_declarations")) if isinstance(tool, dict) else None
+        declarations = (
+            tool.get("functionDeclarations", tool.get("function_declarations")) if isinstance(tool, dict) else None
+        )
         for d, declaration in enumerate(declarations or ()):
             name = declaration.get("name") if isinstance(declaration, dict) else None
             if not isinstance(name, str) or not _GEMINI_NAME.fullmatch(name):
