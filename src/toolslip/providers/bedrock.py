@@ -132,7 +132,7 @@ class BedrockModel(HttpModel):
         next(frames)
         async for raw in self._http.post_stream(path, data, headers, media_type=EVENT_STREAM):
             for chunk in frames.send(raw):
-                for delta in accumulator.feed(chunk):
+                for delta in accumulator.feed_object(chunk):
                     yield delta
         yield ResponseDone(response=accumulator.finish())
 

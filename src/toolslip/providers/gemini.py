@@ -13,9 +13,6 @@ from collections.abc import AsyncIterator
 from typing import Any, Unpack
 from urllib.parse import quote
 
-import orjson
-
-from ..core.errors import ProviderError
 from ..core.messages import ModelResponse, Request
 from ..core.streaming import ResponseDone, StreamEvent
 from ..formats import gemini as gemini_format
@@ -75,10 +72,6 @@ class GeminiModel(HttpModel):
         decoder, accumulator = SSEDecoder(), gemini_stream.Accumulator()
         async for data in self._http.post_stream(path, body):
             for event in decoder.feed(data):
-                try:
-                    chunk = orjson.loads(event.data)
-                except orjson.JSONDecodeError as exc:
-                    raise ProviderError(f"{self._http.service} streamed an event that is not JSON: {exc}") from None
-                for delta in accumulator.feed(chunk):
+                for delta in accumulator.feed(event):
                     yield delta
         yield ResponseDone(response=accumulator.finish())

@@ -66,10 +66,10 @@ class OllamaModel(HttpModel):
         next(lines)
         async for raw in self._http.post_stream(self.path, body, media_type=NDJSON):
             for chunk in lines.send(raw):
-                for delta in accumulator.feed(chunk):
+                for delta in accumulator.feed_object(chunk):
                     yield delta
         for chunk in lines.send(b"\n"):  # a last line the server did not end
-            for delta in accumulator.feed(chunk):
+            for delta in accumulator.feed_object(chunk):
                 yield delta
         yield ResponseDone(response=accumulator.finish())
 
