@@ -249,10 +249,12 @@ def _bedrock(
             "no AWS region is set for Amazon Bedrock: export AWS_REGION (e.g. us-east-1), or set region in "
             "your AWS profile"
         )
+    if base_url is not None:
+        options["base_url"] = base_url
     region = found or "us-east-1"
     if key:
-        return BedrockModel(model, region=region, base_url=base_url, api_key=key, **options)
-    return BedrockModel(model, region=region, base_url=base_url, credentials=_aws_credentials(profile), **options)
+        return BedrockModel(model, region=region, api_key=key, **options)
+    return BedrockModel(model, region=region, credentials=_aws_credentials(profile), **options)
 
 
 def _aws_credentials(profile: str | None) -> Any:

@@ -20,7 +20,7 @@ shape boto3 yields, less the ``p`` field the service pads each payload with to h
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import quote
 
@@ -37,7 +37,7 @@ from .retry import error_message
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
 
-__all__ = ["BedrockModel", "EVENT_STREAM", "endpoint", "event_chunks", "find_region"]
+__all__ = ["EVENT_STREAM", "BedrockModel", "EventFrames", "endpoint", "find_region"]
 
 EVENT_STREAM = "application/vnd.amazon.eventstream"
 _SIGNED = ("Authorization", "X-Amz-Date", "X-Amz-Security-Token")
@@ -128,39 +128,42 @@ class BedrockModel(HttpModel):
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """The answer as ConverseStream sends it, read from AWS event-stream frames by botocore."""
         path, data, headers = self._prepare(request, stream=True)
-        frames, accumulator = event_chunks(self._http.service), bedrock_stream.Accumulator()
-        next(frames)
+        frames, accumulator = EventFrames(self._http.service), bedrock_stream.Accumulator()
         async for raw in self._http.post_stream(path, data, headers, media_type=EVENT_STREAM):
-            for chunk in frames.send(raw):
+            for chunk in frames.feed(raw):
                 for delta in accumulator.feed_object(chunk):
                     yield delta
         yield ResponseDone(response=accumulator.finish())
 
 
-def event_chunks(service: str) -> Iterator[list[dict[str, Any]]]:
-    """A generator: ``send`` it bytes as they arrive, it answers the ``{eventType: payload}`` events they end.
+class EventFrames:
+    """Feed it bytes as they arrive; it answers the ``{eventType: payload}`` events they complete.
 
     An ``exception`` or ``error`` message (the service failing after the stream began) raises
     :class:`ProviderError` with its message; bytes that are not event-stream framing (a bad checksum,
     an impossible length) raise one saying so.
     """
-    try:
-        from botocore.eventstream import EventStreamBuffer, ParserError
-    except ModuleNotFoundError:
-        raise ConfigError(f"reading a Bedrock stream needs botocore: {_EXTRA}") from None
-    buffer = EventStreamBuffer()
-    chunks: list[dict[str, Any]] = []
-    while True:
-        buffer.add_data((yield chunks))
-        chunks = []
+
+    def __init__(self, service: str) -> None:
         try:
-            for message in buffer:
-                chunks.append(_event(service, message.headers, message.payload))
+            from botocore.eventstream import EventStreamBuffer
+        except ModuleNotFoundError:
+            raise ConfigError(f"reading a Bedrock stream needs botocore: {_EXTRA}") from None
+        self._service = service
+        self._buffer = EventStreamBuffer()
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        from botocore.eventstream import ParserError
+
+        self._buffer.add_data(data)
+        try:
+            messages = [message.to_response_dict() for message in self._buffer]  # typed, unlike .headers
         except ParserError as exc:
-            raise ProviderError(f"{service} sent a stream that is not AWS event-stream framing: {exc}") from None
+            raise ProviderError(f"{self._service} sent a stream that is not AWS event-stream framing: {exc}") from None
+        return [_event(self._service, message["headers"], message["body"]) for message in messages]
 
 
-def _event(service: str, headers: dict[str, Any], payload: bytes) -> dict[str, Any]:
+def _event(service: str, headers: Mapping[str, Any], payload: bytes) -> dict[str, Any]:
     kind = headers.get(":message-type")
     if kind == "event":
         try:

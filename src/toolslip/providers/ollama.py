@@ -13,7 +13,7 @@ it), else ``http://127.0.0.1:11434``, the address the official client uses. A lo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,7 +26,7 @@ from ..formats import ollama as ollama_format
 from ..formats import ollama_stream
 from .http import HttpModel
 
-__all__ = ["DEFAULT_BASE_URL", "NDJSON", "OllamaModel", "host_url", "ndjson_lines"]
+__all__ = ["DEFAULT_BASE_URL", "NDJSON", "NdjsonLines", "OllamaModel", "host_url"]
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 NDJSON = "application/x-ndjson"
@@ -62,39 +62,39 @@ class OllamaModel(HttpModel):
         """The answer as Ollama streams it: one JSON chunk a line."""
         body = self._body(request)
         body["stream"] = True
-        lines, accumulator = ndjson_lines(self._http.service), ollama_stream.Accumulator()
-        next(lines)
+        lines, accumulator = NdjsonLines(self._http.service), ollama_stream.Accumulator()
         async for raw in self._http.post_stream(self.path, body, media_type=NDJSON):
-            for chunk in lines.send(raw):
+            for chunk in lines.feed(raw):
                 for delta in accumulator.feed_object(chunk):
                     yield delta
-        for chunk in lines.send(b"\n"):  # a last line the server did not end
+        for chunk in lines.feed(b"\n"):  # a last line the server did not end
             for delta in accumulator.feed_object(chunk):
                 yield delta
         yield ResponseDone(response=accumulator.finish())
 
 
-def ndjson_lines(service: str) -> Iterator[list[dict[str, Any]]]:
-    """A generator: ``send`` it bytes as they arrive, it answers the JSON objects of the lines they end.
+class NdjsonLines:
+    """Feed it bytes as they arrive; it answers the JSON objects of the lines they complete.
 
     A line ``{"error": ...}`` raises :class:`ProviderError` with the message; a line that is not a
     JSON object raises one quoting its start.
     """
-    partial = b""
-    chunks: list[dict[str, Any]] = []
-    while True:
-        data: bytes = yield chunks
-        chunks = []
-        *lines, partial = (partial + data).split(b"\n")
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                chunk = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise ProviderError(f"{service} streamed a line that is not JSON ({exc}): {line[:200]!r}") from None
-            if not isinstance(chunk, dict):
-                raise ProviderError(f"{service} streamed a line that is not a JSON object: {line[:200]!r}")
-            if "error" in chunk:
-                raise ProviderError(f"{service} failed mid-stream: {chunk['error']}")
-            chunks.append(chunk)
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+        self._partial = b""
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        return [self._chunk(line) for line in lines if line.strip()]
+
+    def _chunk(self, line: bytes) -> dict[str, Any]:
+        try:
+            chunk = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise ProviderError(f"{self._service} streamed a line that is not JSON ({exc}): {line[:200]!r}") from None
+        if not isinstance(chunk, dict):
+            raise ProviderError(f"{self._service} streamed a line that is not a JSON object: {line[:200]!r}")
+        if "error" in chunk:
+            raise ProviderError(f"{self._service} failed mid-stream: {chunk['error']}")
+        return chunk

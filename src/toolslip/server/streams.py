@@ -61,7 +61,7 @@ def converse_events(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for index, block in enumerate(message.get("content") or ()):
         events += _block_events(index, block)
     events.append(("messageStop", {"stopReason": body.get("stopReason", "end_turn")}))
-    metadata = {key: body[key] for key in ("usage", "metrics", "trace") if key in body}
+    metadata: dict[str, Any] = {key: body[key] for key in ("usage", "metrics", "trace") if key in body}
     events.append(("metadata", metadata))
     return events
 
