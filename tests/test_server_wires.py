@@ -125,7 +125,7 @@ def test_google_genai_runs_the_tool_loop(gemini: genai.Client, streamed: bool) -
     contents += [said, types.Content(role="user", parts=[result])]
     _, calls, text, last = ask()
     assert calls == [] and text == ANSWER
-    assert counts == ([] if not streamed else [1, 6])  # a call comes whole; text in pieces of 8 characters
+    assert counts == ([] if not streamed else [1, 3])  # a call comes whole; text in pieces of 16 characters
     assert last.usage_metadata and last.usage_metadata.prompt_token_count and last.usage_metadata.total_token_count
 
 

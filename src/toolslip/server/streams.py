@@ -1,12 +1,9 @@
-"""A whole Gemini, Converse or Ollama answer cut into the chunks each service streams.
+"""A whole Converse or Ollama answer cut into the chunks each service streams (Gemini's: ``gemini_stream``).
 
 ``toolslip serve`` has the model's whole answer before it streams (as for the other wires), so a stream is
 the answer's wire body cut up the way the service cuts it, which is what each SDK's stream reader
 expects:
 
-* Gemini: every chunk is a whole ``GenerateContentResponse`` holding the next parts; text arrives in
-  pieces, a ``functionCall`` whole in one part (Gemini never splits a call's arguments); the last chunk
-  carries ``finishReason``, and every chunk ``usageMetadata``, ``modelVersion`` and ``responseId``.
 * Converse: ``messageStart``, then per content block ``contentBlockStart`` (tool use only),
   ``contentBlockDelta`` pieces (text, a tool's input as JSON text, reasoning text and its signature),
   ``contentBlockStop``; then ``messageStop`` with ``stopReason`` and ``metadata`` with ``usage`` and
@@ -26,32 +23,10 @@ import orjson
 
 from ..core.streaming import split
 
-__all__ = ["PIECE", "converse_events", "gemini_chunks", "ollama_chunks"]
+__all__ = ["PIECE", "converse_events", "ollama_chunks"]
 
 PIECE = 8
 """Characters of text per streamed piece: small, so a client's delta handling is exercised."""
-
-
-def gemini_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``GenerateContentResponse`` chunks of a whole one, in order."""
-    candidates = body.get("candidates") or [{}]
-    first = candidates[0]
-    content = first.get("content") or {}
-    pieces: list[dict[str, Any]] = []
-    for part in content.get("parts") or ():
-        text = part.get("text")
-        if isinstance(text, str) and text and set(part) <= {"text", "thought"}:
-            pieces += [{**part, "text": piece} for piece in split(text, PIECE)]
-        else:
-            pieces.append(part)
-    shared = {key: value for key, value in body.items() if key != "candidates"}
-    chunks = []
-    for n, part in enumerate(pieces or [{"text": ""}]):
-        candidate = {"content": {"parts": [part], "role": content.get("role", "model")}, "index": 0}
-        if n == len(pieces) - 1 or not pieces:
-            candidate.update({key: value for key, value in first.items() if key not in ("content", "index")})
-        chunks.append({"candidates": [candidate], **shared})
-    return chunks
 
 
 def converse_events(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

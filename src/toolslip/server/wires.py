@@ -37,12 +37,12 @@ from aiohttp import web
 from ..core.errors import FormatError, ProviderError, ToolslipError
 from ..core.messages import ModelResponse, Request, Usage
 from ..core.model import Model
-from ..formats import bedrock, gemini, ollama
+from ..formats import bedrock, gemini, gemini_stream, ollama
 from ..formats.sse import encode
 from . import eventstream
 from .checks import Check, Rejection
 from .echo import Echo
-from .streams import converse_events, gemini_chunks, ollama_chunks
+from .streams import converse_events, ollama_chunks
 from .wire_checks import check_converse, check_gemini, check_ollama
 
 __all__ = ["ROUTES", "add_routes", "error_response"]
@@ -231,9 +231,16 @@ class _Endpoint:
         self.wire.finish(wire, asked, response, started)
         if not stream:
             return _json(200, wire)
-        return await self._stream(http, wire)
+        if self.wire.format.NAME == gemini.NAME:
+            chunks = gemini_stream.response_to_chunks(response)
+            for chunk in chunks:  # Google repeats the ids and the usage so far in every chunk
+                self.wire.finish(chunk, asked, response, started)
+            return await self._stream(http, wire, chunks)
+        return await self._stream(http, wire, [])
 
-    async def _stream(self, http: web.Request, wire: dict[str, Any]) -> web.StreamResponse:
+    async def _stream(
+        self, http: web.Request, wire: dict[str, Any], chunks: list[dict[str, Any]]
+    ) -> web.StreamResponse:
         name = self.wire.format.NAME
         if name == bedrock.NAME:
             frames = [eventstream.event(kind, orjson.dumps(data)) for kind, data in converse_events(wire)]
@@ -242,10 +249,10 @@ class _Endpoint:
             frames = [orjson.dumps(chunk) + b"\n" for chunk in ollama_chunks(wire)]
             media = "application/x-ndjson"
         elif http.query.get("alt") == "sse":
-            frames = [encode(orjson.dumps(chunk).decode()) for chunk in gemini_chunks(wire)]
+            frames = [encode(orjson.dumps(chunk).decode()) for chunk in chunks]
             media = "text/event-stream"
         else:  # Google streams one JSON array without alt=sse
-            return _json_array(gemini_chunks(wire))
+            return _json(200, chunks)
         out = web.StreamResponse(headers={"Content-Type": media, "Cache-Control": "no-cache"})
         await out.prepare(http)
         for frame in frames:
@@ -268,10 +275,6 @@ def _not_local(hosted: list[str]) -> str:
 
 def _json(status: int, body: object) -> web.Response:
     return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
-
-
-def _json_array(chunks: list[dict[str, Any]]) -> web.Response:
-    return _json(200, chunks)
 
 
 _GEMINI = _Gemini(gemini, Echo(("", _URLSAFE, 23), ("", _LOWER, 8)), google_error, check_gemini)
