@@ -306,7 +306,7 @@ async def test_recorded_streams_read_to_the_same_text_and_calls_as_their_deltas(
 ) -> None:
     rows = recorded_streams(kind)
     assert rows
-    calls = 0
+    calls = texts = 0
     for row in rows:
         raw = base64.b64decode(row["stream_b64"]) if kind == "eventstream" else row["stream_text"].encode()
         async with one_route(stream_of(raw, media)) as url:
@@ -318,7 +318,9 @@ async def test_recorded_streams_read_to_the_same_text_and_calls_as_their_deltas(
         assert "".join(e.text for e in events if isinstance(e, TextChunk)) == done.response.message.text, row["id"]
         assert [e.call for e in events if isinstance(e, CallComplete)] == list(done.response.message.tool_calls)
         calls += len(done.response.message.tool_calls)
-    assert calls > 0
+        texts += bool(done.response.message.text)
+    # the six recorded Ollama streams hold text only; Gemini's and Bedrock's hold calls too
+    assert texts > 0 and (calls > 0) == (wire != "ollama")
 
 
 # --- helpers ------------------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ as ``%2F``), and the signature covers exactly the bytes sent, so the body is ser
 ConverseStream does not answer in SSE but in AWS's binary event-stream framing: length-prefixed
 messages with typed headers (``:event-type`` names the event: ``messageStart``, ``contentBlockDelta``...;
 ``:message-type`` ``exception`` carries an error) and CRC-checked. botocore's own parser
-(``botocore.eventstream.EventStreamBuffer``) reads it; each event becomes ``{eventType: payload}``, the
-shape boto3 yields, less the ``p`` field the service pads each payload with to hide token lengths.
+(``botocore.eventstream.EventStreamBuffer``) reads it; each event goes to
+:mod:`toolslip.formats.bedrock_stream` as ``(eventType, payload)``, less the ``p`` field the service pads
+each payload with to hide token lengths.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from ..core.streaming import ResponseDone, StreamEvent
 from ..formats import bedrock as bedrock_format
 from ..formats import bedrock_stream
 from .http import HttpModel, HttpOptions
-from .retry import error_message
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
@@ -130,18 +130,18 @@ class BedrockModel(HttpModel):
         path, data, headers = self._prepare(request, stream=True)
         frames, accumulator = EventFrames(self._http.service), bedrock_stream.Accumulator()
         async for raw in self._http.post_stream(path, data, headers, media_type=EVENT_STREAM):
-            for chunk in frames.feed(raw):
-                for delta in accumulator.feed_object(chunk):
+            for kind, payload in frames.feed(raw):
+                for delta in accumulator.feed_event(kind, payload):
                     yield delta
         yield ResponseDone(response=accumulator.finish())
 
 
 class EventFrames:
-    """Feed it bytes as they arrive; it answers the ``{eventType: payload}`` events they complete.
+    """Feed it bytes as they arrive; it answers the ``(event type, payload)`` of the messages they complete.
 
-    An ``exception`` or ``error`` message (the service failing after the stream began) raises
-    :class:`ProviderError` with its message; bytes that are not event-stream framing (a bad checksum,
-    an impossible length) raise one saying so.
+    An ``exception`` message comes out as ``(exception type, payload)``, which the format's accumulator
+    raises as the service's error; an ``error`` message (a failure of the framing service itself) raises
+    :class:`ProviderError` here, and so do bytes that are not event-stream framing (a bad checksum...).
     """
 
     def __init__(self, service: str) -> None:
@@ -152,7 +152,7 @@ class EventFrames:
         self._service = service
         self._buffer = EventStreamBuffer()
 
-    def feed(self, data: bytes) -> list[dict[str, Any]]:
+    def feed(self, data: bytes) -> list[tuple[str, Any]]:
         from botocore.eventstream import ParserError
 
         self._buffer.add_data(data)
@@ -163,23 +163,18 @@ class EventFrames:
         return [_event(self._service, message["headers"], message["body"]) for message in messages]
 
 
-def _event(service: str, headers: Mapping[str, Any], payload: bytes) -> dict[str, Any]:
+def _event(service: str, headers: Mapping[str, Any], payload: bytes) -> tuple[str, Any]:
     kind = headers.get(":message-type")
-    if kind == "event":
-        try:
-            data = orjson.loads(payload)
-        except orjson.JSONDecodeError as exc:
-            raise ProviderError(f"{service} streamed an event whose payload is not JSON: {exc}") from None
-        if isinstance(data, dict):
-            data.pop("p", None)  # padding that hides the length of the text; no meaning
-        return {str(headers.get(":event-type")): data}
-    if kind == "exception":
-        name = str(headers.get(":exception-type", "exception"))
-        said = error_message(payload.decode("utf-8", "replace"), name[:1].upper() + name[1:])
-        retry = name in ("throttlingException", "serviceUnavailableException", "internalServerException")
-        raise ProviderError(f"{service} failed mid-stream: {said}", retryable=retry)
-    code, message = headers.get(":error-code", "error"), headers.get(":error-message", "")
-    raise ProviderError(f"{service} failed mid-stream: {message} ({code})")
+    if kind not in ("event", "exception"):
+        code, message = headers.get(":error-code", "error"), headers.get(":error-message", "")
+        raise ProviderError(f"{service} failed mid-stream: {message} ({code})")
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        raise ProviderError(f"{service} streamed an event whose payload is not JSON: {exc}") from None
+    if isinstance(data, dict):
+        data.pop("p", None)  # padding that hides the length of the text; no meaning
+    return str(headers.get(":event-type" if kind == "event" else ":exception-type")), data
 
 
 def _sigv4(credentials: Credentials, region: str) -> Callable[[str, bytes], dict[str, str]]:

@@ -5,6 +5,7 @@ API is the one that returns ``thinking`` and Ollama's own counters and options. 
 every other wire here. Ollama streams unless told not to, so a whole answer is asked for with
 ``"stream": false``. And a stream is newline-delimited JSON (``application/x-ndjson``), one chunk a
 line, the last one ``"done": true``; an error after the stream began is a line ``{"error": "..."}``.
+The lines are read by :mod:`toolslip.formats.ollama_stream`.
 
 The server is ``OLLAMA_HOST`` when set (``HOST``, ``HOST:PORT`` or a URL, as the official client reads
 it), else ``http://127.0.0.1:11434``, the address the official client uses. A local Ollama needs no key;
@@ -14,19 +15,15 @@ it), else ``http://127.0.0.1:11434``, the address the official client uses. A lo
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-
-from ..core.errors import ProviderError
 from ..core.messages import ModelResponse, Request
 from ..core.streaming import ResponseDone, StreamEvent
 from ..formats import ollama as ollama_format
 from ..formats import ollama_stream
 from .http import HttpModel
 
-__all__ = ["DEFAULT_BASE_URL", "NDJSON", "NdjsonLines", "OllamaModel", "host_url"]
+__all__ = ["DEFAULT_BASE_URL", "NDJSON", "Lines", "OllamaModel", "host_url"]
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 NDJSON = "application/x-ndjson"
@@ -62,39 +59,27 @@ class OllamaModel(HttpModel):
         """The answer as Ollama streams it: one JSON chunk a line."""
         body = self._body(request)
         body["stream"] = True
-        lines, accumulator = NdjsonLines(self._http.service), ollama_stream.Accumulator()
+        lines, accumulator = Lines(), ollama_stream.Accumulator()
         async for raw in self._http.post_stream(self.path, body, media_type=NDJSON):
-            for chunk in lines.feed(raw):
-                for delta in accumulator.feed_object(chunk):
+            for line in lines.feed(raw):
+                for delta in accumulator.feed_line(line):
                     yield delta
-        for chunk in lines.feed(b"\n"):  # a last line the server did not end
-            for delta in accumulator.feed_object(chunk):
-                yield delta
+        for delta in accumulator.feed_line(lines.rest()):  # a last line the server did not end
+            yield delta
         yield ResponseDone(response=accumulator.finish())
 
 
-class NdjsonLines:
-    """Feed it bytes as they arrive; it answers the JSON objects of the lines they complete.
+class Lines:
+    """Feed it bytes as they arrive; it answers the lines they complete (a line may be cut anywhere)."""
 
-    A line ``{"error": ...}`` raises :class:`ProviderError` with the message; a line that is not a
-    JSON object raises one quoting its start.
-    """
-
-    def __init__(self, service: str) -> None:
-        self._service = service
+    def __init__(self) -> None:
         self._partial = b""
 
-    def feed(self, data: bytes) -> list[dict[str, Any]]:
+    def feed(self, data: bytes) -> list[bytes]:
         *lines, self._partial = (self._partial + data).split(b"\n")
-        return [self._chunk(line) for line in lines if line.strip()]
+        return lines
 
-    def _chunk(self, line: bytes) -> dict[str, Any]:
-        try:
-            chunk = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise ProviderError(f"{self._service} streamed a line that is not JSON ({exc}): {line[:200]!r}") from None
-        if not isinstance(chunk, dict):
-            raise ProviderError(f"{self._service} streamed a line that is not a JSON object: {line[:200]!r}")
-        if "error" in chunk:
-            raise ProviderError(f"{self._service} failed mid-stream: {chunk['error']}")
-        return chunk
+    def rest(self) -> bytes:
+        """What came after the last newline."""
+        rest, self._partial = self._partial, b""
+        return rest

@@ -19,7 +19,8 @@ with ``response_to_wire``, adding what the real service adds (:class:`_Wire`): i
 timings its SDK types declare. Errors come back as the service writes them: Google's ``{"error": {"code",
 "message", "status"}}`` (with a ``BadRequest`` detail naming the field), AWS's ``{"message"}`` with the
 error's name in ``x-amzn-ErrorType`` (``ValidationException``...), Ollama's ``{"error": "..."}``.
-A stream is written once the model's answer is complete, cut into the service's chunks.
+A stream is written once the model's answer is complete, cut into the service's chunks by the format's
+stream module (``gemini_stream``, ``bedrock_stream``, ``ollama_stream``) and framed here.
 """
 
 from __future__ import annotations
@@ -37,12 +38,11 @@ from aiohttp import web
 from ..core.errors import FormatError, ProviderError, ToolslipError
 from ..core.messages import ModelResponse, Request, Usage
 from ..core.model import Model
-from ..formats import bedrock, gemini, gemini_stream, ollama
+from ..formats import bedrock, bedrock_stream, gemini, gemini_stream, ollama, ollama_stream
 from ..formats.sse import encode
 from . import eventstream
 from .checks import Check, Rejection
 from .echo import Echo
-from .streams import converse_events, ollama_chunks
 from .wire_checks import check_converse, check_gemini, check_ollama
 
 __all__ = ["ROUTES", "add_routes", "error_response"]
@@ -231,28 +231,30 @@ class _Endpoint:
         self.wire.finish(wire, asked, response, started)
         if not stream:
             return _json(200, wire)
-        if self.wire.format.NAME == gemini.NAME:
-            chunks = gemini_stream.response_to_chunks(response)
-            for chunk in chunks:  # Google repeats the ids and the usage so far in every chunk
-                self.wire.finish(chunk, asked, response, started)
-            return await self._stream(http, wire, chunks)
-        return await self._stream(http, wire, [])
+        return await self._stream(http, response, wire)
 
-    async def _stream(
-        self, http: web.Request, wire: dict[str, Any], chunks: list[dict[str, Any]]
-    ) -> web.StreamResponse:
+    async def _stream(self, http: web.Request, response: ModelResponse, wire: dict[str, Any]) -> web.StreamResponse:
+        """The answer cut as the service streams it (by the format's stream module), with ``wire``'s echoes."""
         name = self.wire.format.NAME
         if name == bedrock.NAME:
-            frames = [eventstream.event(kind, orjson.dumps(data)) for kind, data in converse_events(wire)]
+            events = bedrock_stream.response_to_events(response)
+            events[-1] = ("metadata", {key: wire[key] for key in ("usage", "metrics") if key in wire})
+            frames = [eventstream.event(kind, orjson.dumps(data)) for kind, data in events]
             media = "application/vnd.amazon.eventstream"
         elif name == ollama.NAME:
-            frames = [orjson.dumps(chunk) + b"\n" for chunk in ollama_chunks(wire)]
+            lines = ollama_stream.response_to_chunks(response)
+            head = {"model": wire["model"], "created_at": wire["created_at"]}
+            lines = [{**line, **head} for line in lines[:-1]] + [{**wire, "message": lines[-1]["message"]}]
+            frames = [orjson.dumps(line) + b"\n" for line in lines]
             media = "application/x-ndjson"
-        elif http.query.get("alt") == "sse":
+        else:
+            chunks = gemini_stream.response_to_chunks(response)
+            ids = {key: wire[key] for key in ("modelVersion", "responseId", "usageMetadata")}
+            chunks = [{**chunk, **ids} for chunk in chunks]  # Google repeats them in every chunk
+            if http.query.get("alt") != "sse":  # Google streams one JSON array without alt=sse
+                return _json(200, chunks)
             frames = [encode(orjson.dumps(chunk).decode()) for chunk in chunks]
             media = "text/event-stream"
-        else:  # Google streams one JSON array without alt=sse
-            return _json(200, chunks)
         out = web.StreamResponse(headers={"Content-Type": media, "Cache-Control": "no-cache"})
         await out.prepare(http)
         for frame in frames:
