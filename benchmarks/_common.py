@@ -28,6 +28,7 @@ from statistics import median
 from typing import Any
 
 import orjson
+from typing_extensions import TypedDict
 
 HERE = Path(__file__).resolve().parent
 RunOnce = Callable[[int], Awaitable[str]]
@@ -108,19 +109,28 @@ def _toolslip_model(protocol: str, base: str, k: int) -> Any:
     return AnthropicModel(f"fake-k{k}", base_url=base)
 
 
-def _toolslip(protocol: str, kind: str) -> Setup:
-    """A reused ``Agent`` per K, run with ``await agent.arun(...)``."""
+class TypedAnswer(TypedDict):
+    """The typed row's answer (``output_type``): the same sentence, as a validated field."""
+
+    answer: str
+
+
+def _toolslip(protocol: str, kind: str, typed: bool = False) -> Setup:
+    """A reused ``Agent`` per K, run with ``await agent.arun(...)``; ``typed``: with ``output_type`` (native
+    structured output: the request carries the schema, the answer is validated)."""
 
     async def setup(base: str) -> RunOnce:
         from toolslip import Agent, Toolbox
 
         tools = Toolbox([_toolslip_tool(kind)])
         agents: dict[int, Any] = {}
+        output = {"output_type": TypedAnswer} if typed else {}
 
         async def run(k: int) -> str:
             if k not in agents:
-                agents[k] = Agent(model=_toolslip_model(protocol, base, k), tools=tools, max_steps=k + 1)
-            return str((await agents[k].arun(PROMPT)).output)
+                agents[k] = Agent(model=_toolslip_model(protocol, base, k), tools=tools, max_steps=k + 1, **output)
+            result = await agents[k].arun(PROMPT)
+            return str(result.data["answer"] if typed else result.output)
 
         return run
 
@@ -279,6 +289,7 @@ async def _sdk_anthropic(base: str) -> RunOnce:
 IMPLS: dict[str, Setup] = {
     "toolslip_openai_def": _toolslip("openai", "def"),
     "toolslip_openai_inline": _toolslip("openai", "inline"),
+    "toolslip_openai_typed": _toolslip("openai", "inline", typed=True),
     "toolslip_openai_async": _toolslip("openai", "async"),
     "toolslip_anthropic_def": _toolslip("anthropic", "def"),
     "toolslip_anthropic_inline": _toolslip("anthropic", "inline"),

@@ -8,7 +8,9 @@ client's measurements (it runs in a separate process anyway). The script is stat
 * the model name ``fake-k<K>`` (in the body, or the URL for Gemini and Converse) sets the number of tool
   steps K;
 * the step is the number of assistant (Gemini: ``model``) messages already in the request (a bytes regex);
-* step i < K answers one tool call ``add(a=i, b=1)``; step K answers the text ``The answer is K.``
+* step i < K answers one tool call ``add(a=i, b=1)``; step K answers the text ``The answer is K.``, or,
+  when an OpenAI Chat request asks for structured output (a ``response_format``), the JSON
+  ``{"answer": "The answer is K."}``.
 
 Usage: ``python benchmarks/fake_server.py [--port 0] [--latency 0.05]``; it prints ``PORT <n>`` when ready.
 """
@@ -26,7 +28,7 @@ ASSISTANT = re.compile(rb'"role":\s*"assistant"')
 GEMINI_MODEL = re.compile(rb'"role":\s*"model"')
 
 
-def openai_answer(k: int, step: int) -> dict[str, object]:
+def openai_answer(k: int, step: int, typed: bool = False) -> dict[str, object]:
     if step < k:
         call = {
             "id": f"call_{step}",
@@ -36,7 +38,8 @@ def openai_answer(k: int, step: int) -> dict[str, object]:
         message: dict[str, object] = {"role": "assistant", "content": None, "tool_calls": [call]}
         finish = "tool_calls"
     else:
-        message, finish = {"role": "assistant", "content": f"The answer is {k}."}, "stop"
+        text = json.dumps({"answer": f"The answer is {k}."}) if typed else f"The answer is {k}."
+        message, finish = {"role": "assistant", "content": text}, "stop"
     return {
         "id": f"chatcmpl-{k}-{step}",
         "object": "chat.completion",
@@ -111,7 +114,7 @@ class Answers:
     """Precomputed HTTP responses, built on first use per (path, K, step)."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[bytes, int, int], bytes] = {}
+        self._cache: dict[tuple[bytes, int, int, bool], bytes] = {}
 
     def get(self, path: bytes, body: bytes) -> bytes:
         route = next((r for prefix, r in ROUTES.items() if path.startswith(prefix)), None)
@@ -121,9 +124,11 @@ class Answers:
         found = PATH_MODEL.search(path) or MODEL.search(body)
         k = int(found.group(1)) if found else 1
         step = min(len(turns.findall(body)), k)
-        key = (path, k, step)
+        typed = b'"response_format"' in body
+        key = (path, k, step, typed)
         if key not in self._cache:
-            self._cache[key] = _response(200, json.dumps(answer(k, step)).encode())
+            payload = answer(k, step, typed) if answer is openai_answer else answer(k, step)
+            self._cache[key] = _response(200, json.dumps(payload).encode())
         return self._cache[key]
 
 

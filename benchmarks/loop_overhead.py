@@ -20,6 +20,11 @@ Targets (issue 20): ``toolslip_openai_inline`` (a ``def`` tool declared ``isolat
 tool run in a worker thread, the default. The SDK loops are the reference for "a fraction of their CPU".
 Issue 24: ``toolslip_gemini_inline`` and ``toolslip_converse_inline`` (a Bedrock API key) <= 1.2x
 ``toolslip_openai_inline`` per step; ``toolslip_converse_sigv4_inline`` shows what botocore's signing adds.
+Issue 25: ``toolslip_openai_typed`` (the same run with ``output_type``, native structured output) <= 1.1x
+``toolslip_openai_inline`` per step. Measured 2026-12-02 (load average 1.0 on 2 cores):
+``--impls toolslip_openai_inline,toolslip_openai_typed --rounds 15 --runs 20 --ks 0,20``: CPU per step
+ratio 0.93 [0.68-2.06] within rounds; ``--instructions 20``: 706,561 / 685,259 instructions per step =
+1.03x, and 634k / 435k per 0-step run (the answer validated once per run).
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from _common import (
 
 DEFAULT_IMPLS = [
     "toolslip_openai_inline",
+    "toolslip_openai_typed",
     "toolslip_openai_def",
     "toolslip_openai_async",
     "toolslip_anthropic_inline",
@@ -68,6 +74,7 @@ DEFAULT_IMPLS = [
 PAIRS = [  # (row, baseline, what it says)
     ("toolslip_openai_inline", "hand_aiohttp_orjson_def", "toolslip, def tool isolate='none' / hand loop (<= 1.2)"),
     ("toolslip_openai_def", "hand_aiohttp_orjson_def", "toolslip, def tool in a worker thread / hand loop"),
+    ("toolslip_openai_typed", "toolslip_openai_inline", "toolslip with output_type (native) / plain (<= 1.1)"),
     ("toolslip_openai_async", "hand_aiohttp_orjson_async", "toolslip / hand loop, async def tool"),
     ("toolslip_anthropic_inline", "hand_aiohttp_orjson_def", "toolslip on the Anthropic wire / the same hand loop"),
     (

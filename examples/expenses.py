@@ -4,11 +4,17 @@
 in total, and how much per person if 4 people split it?"
 
 Expected: 320 USD = 2297.6 CNY, 15000 JPY = 705.0 CNY, total 3002.6 CNY, 750.65 CNY each.
+
+The same question answered as a value (validated, printed as JSON):
+
+    toolslip run examples/expenses.py "..." --output-schema examples/expenses.py:Expense
 """
 
 import ast
 import operator
 from typing import Literal
+
+from pydantic import BaseModel, Field
 
 from toolslip import tool
 
@@ -22,6 +28,13 @@ _OPERATORS = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
 }
+
+
+class Expense(BaseModel):
+    """What the trip cost, in Chinese yuan."""
+
+    total_cny: float = Field(description="All the expenses together, in CNY.")
+    per_person_cny: float = Field(description="One person's share of the total, in CNY.")
 
 
 def _evaluate(node: ast.AST) -> float:

@@ -18,6 +18,9 @@ becomes a bag (multiset) of items per category:
     field       key                         any other request field, and message fields with no meaning
                                             elsewhere (participant names, provider extras)
     flag        (flag, name)                namespace, defer_loading
+    schema      schema                      the answer's JSON Schema (structured output), whichever field
+                                            holds it: response_format, text.format, output_config.format,
+                                            output_format
 
 Texts are compared with their whitespace removed, so splitting one text into two parts (or joining
 reasoning summaries) does not count as a change, but any changed character does.
@@ -45,6 +48,7 @@ CATEGORIES = (
     "setting",
     "field",
     "flag",
+    "schema",
 )
 
 
@@ -238,9 +242,31 @@ def _choice_value(choice: Any) -> Any:
 
 def _fields(bag: _Bag, body: dict[str, Any], known: set[str]) -> None:
     """Other request fields; an empty one (``"include": []``) says nothing."""
+    body = _schema(bag, body)
     for key in body.keys() - known:
         if body[key] not in (None, [], {}, ""):
             bag.add("field", key)
+
+
+def _schema(bag: _Bag, body: dict[str, Any]) -> dict[str, Any]:
+    """Count a structured-output schema as ``schema`` and return the body without the field that held it
+    (a field left holding something else, such as ``text.verbosity``, still counts as a field)."""
+    body = dict(body)
+    chat = body.get("response_format")
+    if isinstance(chat, dict) and chat.get("type") == "json_schema":
+        bag.add("schema", _canon((chat.get("json_schema") or {}).get("schema")))
+        del body["response_format"]
+    beta = body.get("output_format")
+    if isinstance(beta, dict) and beta.get("type") == "json_schema":
+        bag.add("schema", _canon(beta.get("schema")))
+        del body["output_format"]
+    for key in ("text", "output_config"):
+        holder = body.get(key)
+        fmt = holder.get("format") if isinstance(holder, dict) else None
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            bag.add("schema", _canon(fmt.get("schema")))
+            body[key] = {k: v for k, v in holder.items() if k != "format"}  # type: ignore[union-attr]
+    return body
 
 
 def chat_request(body: dict[str, Any]) -> Content:

@@ -184,6 +184,18 @@ def test_cost_counts_every_format_and_the_share_of_the_window() -> None:
     assert report.cost.largest(1)[0].name == "list_orders"
 
 
+def test_output_not_strict() -> None:
+    from toolslip.quality.lint import lint_output
+
+    open_map = {
+        "type": "object",
+        "properties": {"scores": {"type": "object", "additionalProperties": {"type": "number"}}},
+    }
+    assert [f.rule for f in lint_output(open_map).findings if f.rule == "output-not-strict"] == ["output-not-strict"]
+    closed = {"type": "object", "properties": {"label": {"enum": ["spam", "ham"], "description": "The class."}}}
+    assert lint_output(closed).findings == ()
+
+
 def test_every_rule_has_a_test_above() -> None:
     tested = Path(__file__).read_text(encoding="utf-8")
     assert [rule for rule in RULES if f'"{rule}"' not in tested] == []

@@ -84,6 +84,7 @@ _ALL = set(CATEGORIES)
 # What a Loss says it lost, by words in Loss.what: the categories of content it may account for.
 _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("choices[1:]", _ALL),  # other answers of an n > 1 response
+    ("schema", {"schema", "tool", "setting"}),  # structured output (as a final-answer tool where no field)
     ("token count", {"setting"}),
     ("request field", {"field"}),
     ("tool field", {"flag", "tool"}),

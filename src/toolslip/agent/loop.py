@@ -16,15 +16,16 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeAlias
+from typing import Any, Generic, TypeAlias
 
 from ..core.errors import ArgumentError, ConfigError, ToolError
 from ..core.events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from ..core.messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult
 from ..core.model import Model
-from ..core.result import RunResult, RunStopReason
+from ..core.result import DataT, RunResult, RunStopReason
 from ..core.streaming import collect
 from ._sync import run_sync
+from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
 from .execution import timeout_outcome
 from .hooks import Hook, RunContext, ToolAnswer
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
@@ -43,7 +44,7 @@ _MODEL_STOPS: dict[str, RunStopReason] = {
 
 
 @dataclass(kw_only=True, eq=False)
-class Agent:
+class Agent(Generic[DataT]):
     """A model, its tools and the loop's settings; ``run``/``arun`` may be called many times."""
 
     model: Model
@@ -61,6 +62,15 @@ class Agent:
     stream: bool | None = None
     """Ask the model to stream (text and tool-call events as they are written). ``None``: stream when the
     model can and the run has an event listener; ``False``: never."""
+    output_type: OutputType[DataT] | None = None
+    """What the run must end in (a pydantic model, dataclass, TypedDict, ``list[...]``, a union, or a JSON
+    Schema dict): ``RunResult.data`` holds it validated. ``None``: the answer is free text."""
+    output_mode: OutputMode | None = None
+    """How the value is asked for: ``native``, ``tool`` or ``prompted`` (see :mod:`toolslip.agent.answers`);
+    ``None`` picks the model's default."""
+    output_retries: int = 1
+    """How many times an answer that does not fit goes back to the model before the run stops."""
+    _answer: Answer[DataT] | None = field(default=None, init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
 
@@ -78,6 +88,9 @@ class Agent:
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
         for hook in self.hooks:
             hook.check(self.tools)
+        if self.output_type is not None:
+            self._answer = Answer(self.output_type, choose_mode(self.model, self.output_mode))
+            self._answer.tools(self.tools.specs())  # a tool named like the final-answer tool fails here
 
     async def arun(
         self,
@@ -85,7 +98,7 @@ class Agent:
         *,
         run_id: str | None = None,
         on_event: Callable[[Event], None] | None = None,
-    ) -> RunResult:
+    ) -> RunResult[DataT]:
         """Run until the model stops calling tools or the step limit is hit."""
         ctx = RunContext(
             run_id=run_id or uuid.uuid4().hex,
@@ -101,7 +114,7 @@ class Agent:
                 await hook.on_error(ctx, exc)
             raise
 
-    def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult:
+    def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult[DataT]:
         """Synchronous :meth:`arun` for scripts without a running event loop.
 
         Calls from one thread share one event loop (see :mod:`toolslip.agent._sync`), so the model's HTTP
@@ -134,14 +147,15 @@ class Agent:
         messages = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
         if self.system and not (messages and messages[0].role == "system"):
             messages.insert(0, Message.system(self.system))
-        return messages
+        return self._answer.with_instructions(messages) if self._answer is not None else messages
 
     # --- the loop ---------------------------------------------------------------------------------
 
-    async def _loop(self, ctx: RunContext) -> RunResult:
+    async def _loop(self, ctx: RunContext) -> RunResult[DataT]:
         response: ModelResponse | None = None
         stop: RunStopReason | str = "max_steps"
-        calls_made = 0
+        calls_made = retries = 0
+        verdict: Verdict | None = None
         while ctx.step < self.max_steps:
             ctx.step += 1
             response = await self._ask(ctx)
@@ -149,6 +163,16 @@ class Agent:
             ctx.usage = ctx.usage + response.usage
             calls = response.message.tool_calls
             if response.stop_reason == "pause_turn":  # Anthropic: send the paused turn back as is
+                continue
+            if self._answer is not None and (verdict := self._answer.judge(response)) is not None:
+                if verdict.ok or retries >= self.output_retries or ctx.step == self.max_steps:
+                    stop = "completed" if verdict.ok else verdict.stop
+                    if (closing := self._answer.closing(verdict, calls)) is not None:
+                        ctx.messages.append(closing)
+                    break
+                retries += 1
+                ctx.messages.append(await self._answer_feedback(ctx, verdict, calls))
+                calls_made += len(calls) - 1 if calls else 0
                 continue
             if not calls:
                 stop = _MODEL_STOPS.get(response.stop_reason, "completed")
@@ -161,28 +185,48 @@ class Agent:
             if ctx.stop_reason is not None:
                 stop = ctx.stop_reason
                 break
-        result = RunResult(
-            output=response.message.text if response is not None else "",
+        text = response.message.text if response is not None else ""
+        answered = verdict is not None and verdict.ok and stop == "completed"
+        result: RunResult[DataT] = RunResult(
+            output=text or (verdict.text if answered and verdict is not None else ""),
             stop_reason=stop,
             steps=ctx.step,
             messages=ctx.messages,
             usage=ctx.usage,
             tool_calls=calls_made,
             run_id=ctx.run_id,
+            data=verdict.value if answered and verdict is not None else None,
+            output_error=verdict.error if verdict is not None and not verdict.ok else None,
         )
         for hook in self.hooks:
             await hook.on_finish(ctx, result)
         ctx.event(RunFinished(result=result))
         return result
 
+    async def _answer_feedback(self, ctx: RunContext, verdict: Verdict, calls: Sequence[ToolCall]) -> Message:
+        """The turn that sends an answer which did not fit back to the model: a user message, or, for a
+        final-answer call, the turn's results (its other calls run, as on any turn) with the error in it."""
+        assert self._answer is not None
+        say = self._answer.feedback(verdict)
+        if verdict.call is None:
+            return Message.user(say)
+        others = [c for c in calls if c is not verdict.call]
+        ran = {r.call_id: r for r in (await self._run_calls(ctx, others) if others else [])}
+        error = ToolResult(
+            call_id=verdict.call.id, name=verdict.call.name, content=say, is_error=True, outcome="failed"
+        )
+        return Message.tool(error if c is verdict.call else ran[c.id] for c in calls)
+
     async def _ask(self, ctx: RunContext) -> ModelResponse:
         """One model call; tools are offered on every step so the model can always ask again."""
+        answer = self._answer
         request = Request(
             model="",
             messages=tuple(ctx.messages),
-            tools=self.tools.specs(),
+            tools=self.tools.specs() if answer is None else answer.tools(self.tools.specs()),
             settings=self.settings,
             server_tools=tuple(self.server_tools),
+            output=answer.output if answer is not None and answer.mode == "native" else None,
         )
         for hook in self.hooks:
             request = await hook.prepare_request(ctx, request)
@@ -356,12 +400,15 @@ def make_agent(
     settings: Settings | None = None,
     hooks: Sequence[Hook] = (),
     server_tools: Sequence[ServerTool] = (),
-) -> Agent:
+    output_type: OutputType[DataT] | None = None,
+    output_mode: OutputMode | None = None,
+    output_retries: int = 1,
+) -> Agent[DataT]:
     if isinstance(model, str):
         from ..providers import resolve_model
 
         model = resolve_model(model)
-    return Agent(
+    return Agent[DataT](
         model=model,
         tools=as_toolbox(tools),
         system=system,
@@ -369,6 +416,9 @@ def make_agent(
         settings=settings or Settings(),
         hooks=hooks,
         server_tools=server_tools,
+        output_type=output_type,
+        output_mode=output_mode,
+        output_retries=output_retries,
     )
 
 
@@ -383,15 +433,29 @@ async def arun(
     hooks: Sequence[Hook] = (),
     server_tools: Sequence[ServerTool] = (),
     on_event: Callable[[Event], None] | None = None,
-) -> RunResult:
+    output_type: OutputType[DataT] | None = None,
+    output_mode: OutputMode | None = None,
+    output_retries: int = 1,
+) -> RunResult[DataT]:
     """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
+
+    With ``output_type`` the run ends in a validated value, ``RunResult.data`` (see :class:`Agent`).
 
     A model made from a string is closed after the run; its connections stay in the event loop's pool
     for the next call (see :mod:`toolslip.providers.http`). To run many prompts, a reused :class:`Agent`
     also saves resolving the string and building the tool list on every call.
     """
-    agent = make_agent(
-        model, tools, system=system, max_steps=max_steps, settings=settings, hooks=hooks, server_tools=server_tools
+    agent: Agent[DataT] = make_agent(
+        model,
+        tools,
+        system=system,
+        max_steps=max_steps,
+        settings=settings,
+        hooks=hooks,
+        server_tools=server_tools,
+        output_type=output_type,
+        output_mode=output_mode,
+        output_retries=output_retries,
     )
     try:
         return await agent.arun(prompt, on_event=on_event)
@@ -406,6 +470,6 @@ def run(
     prompt: str | Sequence[Message],
     tools: Toolbox | Iterable[ToolLike | Toolbox] | None = None,
     **kwargs: object,
-) -> RunResult:
+) -> RunResult[Any]:
     """Synchronous :func:`arun`; calls from one thread share one event loop and its pooled connections."""
     return run_sync(arun(model, prompt, tools, **kwargs))  # type: ignore[arg-type]

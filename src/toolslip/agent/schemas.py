@@ -26,6 +26,7 @@ __all__ = [
     "describe_validation",
     "jsonschema_validator",
     "pydantic_validator",
+    "validation_problems",
 ]
 
 Validator = Callable[[Mapping[str, Any]], dict[str, Any]]
@@ -82,12 +83,18 @@ def pydantic_validator(model: type[pydantic.BaseModel], tool_name: str) -> Valid
 
 
 def describe_validation(exc: Any, tool_name: str) -> str:
+    return f"invalid arguments for {tool_name}: " + "; ".join(validation_problems(exc, "argument", "(arguments)"))
+
+
+def validation_problems(exc: Any, noun: str, whole: str) -> list[str]:
+    """One line per problem of a pydantic ``ValidationError``, naming the field (``whole`` when it is the
+    value itself) and what was given: what the model reads to fix its arguments, or its answer."""
     problems = []
     for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        where = ".".join(str(p) for p in err["loc"]) or whole
         got = f" (got {err['input']!r})" if err["type"] not in ("missing", "extra_forbidden") else ""
-        problems.append(f"argument '{where}': {err['msg']}{got}")
-    return f"invalid arguments for {tool_name}: " + "; ".join(problems)
+        problems.append(f"{noun} '{where}': {err['msg']}{got}")
+    return problems
 
 
 def jsonschema_validator(schema: Mapping[str, Any]) -> Validator:

@@ -88,3 +88,25 @@ def print_json(data: Any) -> None:
         # Nothing more can be written, and Python would complain again while flushing at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(141) from None  # 128 + SIGPIPE, what a shell reports for a killed writer
+
+
+def load_output_type(spec: str) -> Any:
+    """``--output-schema``'s value: a JSON Schema file, or ``FILE.py:NAME`` naming a type in a Python file
+    (a pydantic model, dataclass, TypedDict...). A bad value is one ConfigError sentence."""
+    path, sep, name = spec.rpartition(":")
+    if sep and path.endswith(".py") and name.isidentifier():
+        with ctrl_c_held():
+            module = import_user_file(path, "output schema file")
+        found = getattr(module, name, None)
+        if found is None:
+            types = sorted(
+                n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__
+            )
+            raise ConfigError(f"{path} defines no {name!r}; types defined there: {', '.join(types) or 'none'}")
+        return found
+    if spec.endswith(".py"):
+        raise ConfigError(f"--output-schema {spec}: name the type after the file, e.g. {spec}:Answer")
+    schema = load_json(spec)
+    if not isinstance(schema, dict):
+        raise ConfigError(f"{spec} holds a JSON {type(schema).__name__}; a JSON Schema is an object")
+    return schema

@@ -19,7 +19,7 @@ from ..core._files import require_file
 from ..core.errors import ConfigError, FormatError
 from ..core.messages import ToolSpec
 from . import EXIT_ERROR, EXIT_OK, UsageError
-from .files import load_tools_file
+from .files import load_output_type, load_tools_file
 from .mcp_option import add_mcp_option
 
 __all__ = ["load_declarations", "load_subjects", "register"]
@@ -39,25 +39,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--fail-on", choices=("error", "warning"), default="error", help="what makes the exit code 1")
     p.add_argument("--no-cost", action="store_true", help="skip counting tokens")
+    p.add_argument(
+        "--output-schema",
+        metavar="SCHEMA.json|FILE.py:TYPE",
+        help="also lint the answer's schema, as toolslip run --output-schema takes it",
+    )
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from ..quality.lint import lint
+    from ..quality.lint import lint, lint_output
 
-    if args.tools is None and not args.mcp:
-        raise UsageError("give a tools file or JSON list of declarations, --mcp CMD, or both")
+    if args.tools is None and not args.mcp and not args.output_schema:
+        raise UsageError(
+            "give a tools file or JSON list of declarations, --mcp CMD, or both; "
+            "or --output-schema for an answer's schema"
+        )
     tools = load_subjects(args.tools) if args.tools else []
     for spec in args.mcp:  # Tools whose effects come from the server's annotations, so side-effect rules apply
         from ..mcp import list_tools
 
         tools += asyncio.run(list_tools(spec))
-    report = lint(tools, disable=args.disable, cost=not args.no_cost)
-    if args.format == "json":
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
-    else:
-        print(report.render())
-    failed = report.errors or (args.fail_on == "warning" and report.warnings)
+    reports = [lint(tools, disable=args.disable, cost=not args.no_cost)] if args.tools or args.mcp else []
+    if args.output_schema:
+        reports.append(lint_output(load_output_type(args.output_schema), disable=args.disable))
+    for report in reports:
+        if args.format == "json":
+            print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        else:
+            print(report.render())
+    failed = any(r.errors or (args.fail_on == "warning" and r.warnings) for r in reports)
     return EXIT_ERROR if failed else EXIT_OK
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import UsageError
 from .argtypes import at_least, check_model
 from .durable import add_run_options, approver_from_args, hooks_from_args, journal_from_args
-from .files import load_tools_file
+from .files import load_output_type, load_tools_file
 from .interrupts import ctrl_c_held
 from .mcp_option import add_mcp_option, mcp_sources
 from .outcome import Outcome
@@ -46,6 +46,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-steps", type=at_least(1), default=8, help="hard limit on model calls (default 8)")
     p.add_argument("--system", help="a system prompt")
     p.add_argument("--json", action="store_true", help="print the whole transcript as JSON on stdout")
+    p.add_argument(
+        "--output-schema",
+        metavar="SCHEMA.json|FILE.py:TYPE",
+        help="end in a value of this JSON Schema (or Python type): it is validated and printed as JSON on stdout",
+    )
+    p.add_argument(
+        "--output-mode",
+        choices=("native", "tool", "prompted"),
+        help="how --output-schema is asked for (default: the provider's own structured output where it has one)",
+    )
     p.add_argument(
         "--no-stream", action="store_true", help="wait for each whole answer (for servers that cannot stream)"
     )
@@ -80,11 +90,12 @@ def _handle(args: argparse.Namespace) -> int:
         raise UsageError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     args.server_tools = [_server_tool(text) for text in args.server_tool]
     local_tools = load_tools_file(args.tools) if args.tools else None  # may register a provider
+    args.output_type = load_output_type(args.output_schema) if args.output_schema else None
     if not is_model_file(args.model):
         check_model(args.model)
     with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
-    out = sys.stderr if args.json else sys.stdout
+    out = sys.stderr if args.json or args.output_type is not None else sys.stdout  # stdout: the JSON alone
     print(f"model: {model.name} ({why})", file=out)
     renderer = Renderer(out)
     outcome = Outcome(renderer)
@@ -95,7 +106,12 @@ def _handle(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
         renderer.streamed = True  # the answer is in the JSON
-    return finish(result, outcome, renderer, journal, args.journal)
+    code = finish(result, outcome, renderer, journal, args.journal)
+    if result.output_error is not None:
+        print(f"no valid answer: {result.output_error}", file=sys.stderr)
+    elif args.output_type is not None and not args.json and result.ok:
+        print(_value_json(result.data))
+    return code
 
 
 async def _run(
@@ -119,6 +135,8 @@ async def _run(
             hooks=hooks,
             server_tools=args.server_tools,
             stream=False if args.no_stream else None,
+            output_type=args.output_type,
+            output_mode=args.output_mode,
         )
         try:
             return await agent.arun(args.question, on_event=outcome)
@@ -136,6 +154,7 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
         "stop_reason": result.stop_reason,
         "steps": result.steps,
         "output": result.output,
+        **({"data": json.loads(_value_json(result.data))} if result.data is not None else {}),
         "usage": {
             "input_tokens": result.usage.input_tokens,
             "output_tokens": result.usage.output_tokens,
@@ -143,6 +162,14 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
         },
         "messages": [message_to_dict(m) for m in result.messages],
     }
+
+
+def _value_json(value: Any) -> str:
+    """A validated answer as JSON text (pydantic models and dataclasses as their fields)."""
+    from ..agent.outputs import serialize_output
+
+    text = serialize_output(value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) or not isinstance(text, str) else text
 
 
 def _server_tool(text: str) -> ServerTool:

@@ -38,6 +38,7 @@ __all__ = [
     "Message",
     "ModelResponse",
     "Outcome",
+    "OutputSchema",
     "Part",
     "ProviderPart",
     "Reasoning",
@@ -342,6 +343,23 @@ class Settings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class OutputSchema:
+    """The shape the model's answer must take (structured output), in the neutral form every format reads.
+
+    Each wire format writes it in its own field (OpenAI ``response_format`` / ``text.format``, Anthropic
+    ``output_config.format``...): see :mod:`toolslip.formats.structured`.
+    """
+
+    name: str
+    """A name for the schema (OpenAI requires one: letters, digits, ``_`` and ``-``)."""
+    schema: Mapping[str, Any]
+    """The JSON Schema of the answer."""
+    strict: bool | None = None
+    """Ask the provider to hold the answer to the schema exactly (OpenAI ``strict``); ``None``: its default."""
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Request:
     """Everything one model call needs, independent of the wire format."""
 
@@ -353,6 +371,8 @@ class Request:
     """Tool declarations kept verbatim (server tools, hosted tools), in the target format's spelling."""
     server_tools: tuple[ServerTool, ...] = ()
     """Provider-run tools in neutral form; each format renders them next to the client tools."""
+    output: OutputSchema | None = None
+    """The schema the answer must follow (native structured output); ``None``: free text."""
 
     def with_messages(self, messages: Sequence[Message]) -> Request:
         return replace(self, messages=tuple(messages))
@@ -466,6 +486,6 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
 
 # Built several times a step, so each gets the cheaper __init__ of :mod:`toolslip.core._records`.
 _RECORDS: tuple[type, ...] = (Text, Image, File, Reasoning, ToolCall, ToolResult, ProviderPart, Message, Usage)
-_RECORDS += (ModelResponse, ToolSpec, ServerTool, UseTool, Settings, Request)
+_RECORDS += (ModelResponse, ToolSpec, ServerTool, UseTool, Settings, OutputSchema, Request)
 for _cls in _RECORDS:
     set_through_slots(_cls)

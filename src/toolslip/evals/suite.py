@@ -47,6 +47,11 @@ class Outcome:
         return self.result.output
 
     @property
+    def data(self) -> Any:
+        """The validated answer of a task with an ``output_type`` (``None`` when it did not fit)."""
+        return self.result.data
+
+    @property
     def steps(self) -> int:
         return self.result.steps
 
@@ -78,6 +83,8 @@ class Task:
     system: str | None = None
     max_steps: int | None = None
     """Overrides the suite's step limit for this task."""
+    output_type: Any = None
+    """What the run must end in (as ``Agent(output_type=...)``): the check reads it as ``outcome.data``."""
     reference: Sequence[Turn] = ()
     """The turns a correct agent would produce. The ``reference`` model replays them, which checks
     that the suite's checks pass a right answer; ``flaky:P`` replays them with probability P."""

@@ -117,6 +117,7 @@ async def _play(suite: Suite, task: Task, model: Model | TrialModel, record: Tri
         tools=tools,
         system=task.system if task.system is not None else suite.system,
         max_steps=task.max_steps or suite.max_steps,
+        output_type=task.output_type,
     )
     result = await agent.arun(task.prompt, run_id=f"{task.id}-{record.trial}-{record.attempt}")
     outcome = Outcome(result=result, env=env)

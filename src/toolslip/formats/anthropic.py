@@ -46,6 +46,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
+from .structured import output_from_wire, output_to_wire
 
 DEFAULT_MAX_TOKENS = 1024
 
@@ -145,6 +146,7 @@ def request_to_wire(request: Request) -> Json:
         body["stop_sequences"] = list(settings.stop)
     if settings.extra:
         body.update(settings.extra)
+    output_to_wire(NAME, request.output, body)
     return body
 
 
@@ -198,12 +200,14 @@ def request_from_wire(body: object) -> Request:
         stop=tuple(seq(stop, "stop_sequences")) if stop is not None else (),
         extra=extra,
     )
+    output = output_from_wire(NAME, extra)
     return Request(
         model=text_or_none(data.get("model"), "model") or "",
         messages=tuple(messages_from_wire(data.get("messages"), data.get("system") or None)),
         tools=tuple(tools),
         settings=settings,
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 

@@ -35,6 +35,7 @@ from ..core.messages import (
     File,
     Message,
     ModelResponse,
+    OutputSchema,
     Part,
     ProviderPart,
     Reasoning,
@@ -44,12 +45,14 @@ from ..core.messages import (
     ToolCall,
     ToolResult,
     ToolSpec,
+    UseTool,
 )
 from . import get_format
 from ._wire import BOOKKEEPING, CHAT_FAMILY, EMPTY_VALUES, OPENAI_FORMATS, tool_list, unstash
 from .anthropic import DEFAULT_MAX_TOKENS
 from .openai_functions import messages_to_wire as functions_messages_to_wire
 from .openai_functions import request_to_wire as functions_request_to_wire
+from .structured import FINAL_TOOL, native_field
 
 __all__ = ["SHARED_FIELDS", "Conversion", "Loss", "OnLoss", "What", "convert", "detect_kind"]
 
@@ -220,6 +223,7 @@ def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request
         if settings.parallel_tool_calls:
             plan.cannot("settings.parallel_tool_calls", "parallel tool calls")
             settings = replace(settings, parallel_tool_calls=None)
+    output, tools, settings = _output(plan, request.output, tools, settings)
     if plan.target == "anthropic" and not plan.same:
         if settings.max_tokens is None and defaults:
             plan.note("settings.max_tokens", "no max_tokens, which Anthropic requires", f"set to {DEFAULT_MAX_TOKENS}")
@@ -231,13 +235,38 @@ def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request
                 tools = tuple(ToolSpec(name=n, description="", parameters={"type": "object"}) for n in names)
     if (
         settings is request.settings
+        and output is request.output
         and extra_tools is request.extra_tools
         and len(tools) == len(request.tools)
         and all(map(operator.is_, tools, request.tools))
         and all(map(operator.is_, messages, request.messages))
     ):
         return request
-    return replace(request, messages=tuple(messages), tools=tools, extra_tools=extra_tools, settings=settings)
+    return replace(
+        request, messages=tuple(messages), tools=tools, extra_tools=extra_tools, settings=settings, output=output
+    )
+
+
+def _output(
+    plan: _Plan, output: OutputSchema | None, tools: tuple[ToolSpec, ...], settings: Settings
+) -> tuple[OutputSchema | None, tuple[ToolSpec, ...], Settings]:
+    """The structured-output request in the target's field; where it has none, a final-answer tool (the
+    model calls it with the answer; with no other tool offered, tool_choice names it)."""
+    if output is None or plan.same:
+        return output, tools, settings
+    source = native_field(plan.source)
+    if native_field(plan.target) is None:
+        plan.note("output", f"the {source} schema", f"offered as the tool {FINAL_TOOL!r}, called with the answer")
+        spec = ToolSpec(
+            name=FINAL_TOOL, description=output.description or "Give your final answer.", parameters=output.schema
+        )
+        if not tools and settings.tool_choice is None:
+            settings = replace(settings, tool_choice=UseTool(FINAL_TOOL))
+        return None, (*tools, spec), settings
+    if plan.target == "anthropic" and (output.strict is not None or output.description):
+        plan.note("output", "the schema's strict flag and description (Anthropic's format has neither)", "dropped")
+        output = replace(output, strict=None, description="")
+    return output, tools, settings
 
 
 def _settings(plan: _Plan, settings: Settings) -> Settings:

@@ -48,6 +48,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
+from .structured import output_from_wire, output_to_wire
 
 FINISH: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -165,6 +166,7 @@ def request_to_wire(request: Request) -> Json:
         body.update(settings.extra)
         if isinstance(settings.extra.get("stop"), str) and (settings.extra["stop"],) != settings.stop:
             body["stop"] = list(settings.stop)  # the one-string spelling read earlier no longer applies
+    output_to_wire(NAME, request.output, body)
     return body
 
 
@@ -185,12 +187,14 @@ def request_from_wire(body: object) -> Request:
         stop=(stop,) if isinstance(stop, str) else tuple(seq(stop, "stop")) if stop is not None else (),
         extra=extra,
     )
+    output = output_from_wire(NAME, extra)
     return Request(
         model=text_or_none(data.get("model"), "model") or "",
         messages=tuple(messages_from_wire(data.get("messages"), "messages")),
         tools=tuple(tools),
         settings=settings,
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 

@@ -28,6 +28,7 @@ from ..core.messages import Message, ModelResponse, Request, Settings, ToolSpec,
 from . import openai_chat as chat
 from ._wire import Json, leftover, need, obj, seq
 from .server_tools import render as render_server_tools
+from .structured import output_to_wire
 
 NAME = "openai-functions"
 
@@ -197,6 +198,7 @@ def request_to_wire(request: Request, /, *, split: bool = False) -> Json:
             'legacy function calling has no "required" choice; name one function instead', "tool_choice"
         )
     render_server_tools(request.server_tools, NAME)  # legacy functions have none: this says so
+    output_to_wire(NAME, request.output, {})  # nor structured output: this raises for one
     plain = replace(
         request,
         tools=(),

@@ -67,6 +67,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
+from .structured import output_from_wire, output_to_wire
 
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
 _STATUSES = frozenset({"completed", "incomplete", "failed", "in_progress", "cancelled", "queued"})
@@ -176,6 +177,7 @@ def request_to_wire(request: Request) -> Json:
         body["temperature"] = settings.temperature
     if settings.extra:
         body.update(settings.extra)
+    output_to_wire(NAME, request.output, body)
     return body
 
 
@@ -193,6 +195,7 @@ def request_from_wire(body: object) -> Request:
         )
     elif instructions is not None:
         extra["instructions"] = instructions
+    output = output_from_wire(NAME, extra)
     return Request(
         model=text_or_none(data.get("model"), "model") or "",
         messages=tuple(messages),
@@ -205,6 +208,7 @@ def request_from_wire(body: object) -> Request:
             extra=extra,
         ),
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 

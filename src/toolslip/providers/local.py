@@ -19,10 +19,11 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.errors import ConfigError, ProviderError
 from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
+from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, parse_output, tool_grammar
 from .local_probe import check_library
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
@@ -125,7 +126,10 @@ class LocalModel:
     seed: int = 0
     max_tokens: int = 512
     grammar: bool = True
-    """Constrain tool calls with a grammar built from the tools' schemas (needed by the 0.5B model)."""
+    """Constrain tool calls with a grammar built from the tools' schemas (needed by the 0.5B model), and a
+    structured answer (``Request.output``) with one built from its schema."""
+    output_mode: ClassVar[str] = "native"
+    """Typed answers are asked for in ``Request.output``, which the grammar then guarantees."""
 
     def load(self) -> LoadedModel:
         """Load the weights now (done on the first request otherwise)."""
@@ -140,10 +144,13 @@ class LocalModel:
         tools, allow_text, max_calls = _offer(request.tools, settings)
         # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
         # writing calls as text instead of answering.
-        prompt = loaded.template.render(request.messages, request.tools if settings.tool_choice != "none" else ())
+        messages = request.messages if request.output is None else with_answer_schema(request.messages, request.output)
+        prompt = loaded.template.render(messages, request.tools if settings.tool_choice != "none" else ())
         options = self._options(settings)
-        if self.grammar and request.tools:
-            options["grammar"] = self._grammar(tools, allow_text=allow_text, max_calls=max_calls)
+        if self.grammar and request.output is not None and allow_text:
+            options["grammar"] = self._compile(answer_grammar(request.output, tools, max_calls=max_calls))
+        elif self.grammar and request.tools:
+            options["grammar"] = self._compile(tool_grammar(tools, allow_text=allow_text, max_calls=max_calls))
         with loaded.lock:
             try:
                 out = loaded.llama.create_completion(prompt, stream=False, **options)
@@ -188,10 +195,10 @@ class LocalModel:
         options.update((k, v) for k, v in extra.items() if k in _SAMPLING_KEYS)
         return options
 
-    def _grammar(self, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None) -> Any:
+    def _compile(self, grammar: str) -> Any:
         from llama_cpp.llama_grammar import LlamaGrammar
 
-        return LlamaGrammar.from_string(tool_grammar(tools, allow_text=allow_text, max_calls=max_calls), verbose=False)
+        return LlamaGrammar.from_string(grammar, verbose=False)
 
 
 def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:

@@ -22,7 +22,7 @@ import jsonschema
 from ..core.errors import ConfigError
 from ..core.messages import Image, Message, ProviderPart, Text, ToolCall, ToolResult, ToolSpec
 
-__all__ = ["ChatTemplate", "parse_output", "tool_grammar"]
+__all__ = ["ChatTemplate", "calls_rule", "parse_output", "tool_grammar"]
 
 
 def _tojson(x: Any, ensure_ascii: bool = False, indent: int | None = None, sort_keys: bool = False) -> str:
@@ -152,6 +152,16 @@ def tool_grammar(tools: Sequence[ToolSpec], *, allow_text: bool, max_calls: int 
     converter = SchemaConverter(  # type: ignore[no-untyped-call]
         prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False
     )
+    calls = calls_rule(converter, tools, max_calls)
+    schema_rules: str = converter.format_grammar()  # type: ignore[no-untyped-call]
+    if not allow_text:
+        return f"{schema_rules}\nroot ::= {calls}"
+    return f"{schema_rules}\nroot ::= {calls} | text\n{_TEXT_RULE}"
+
+
+def calls_rule(converter: Any, tools: Sequence[ToolSpec], max_calls: int | None) -> str:
+    """Teach llama.cpp's ``SchemaConverter`` the rule ``call`` (one call of one of ``tools``) and return
+    the grammar expression for a turn of tagged calls (one, or several when ``max_calls`` allows)."""
     call_schema = {
         "oneOf": [
             {
@@ -163,13 +173,9 @@ def tool_grammar(tools: Sequence[ToolSpec], *, allow_text: bool, max_calls: int 
             for t in tools
         ]
     }
-    converter.visit(converter.resolve_refs(call_schema, "tools"), "call")  # type: ignore[no-untyped-call]
-    schema_rules: str = converter.format_grammar()  # type: ignore[no-untyped-call]
+    converter.visit(converter.resolve_refs(call_schema, "tools"), "call")
     one = '"<tool_call>\\n" call "\\n</tool_call>"'
-    calls = one if max_calls == 1 else f'{one} ("\\n" {one})*'
-    if not allow_text:
-        return f"{schema_rules}\nroot ::= {calls}"
-    return f"{schema_rules}\nroot ::= {calls} | text\n{_TEXT_RULE}"
+    return one if max_calls == 1 else f'{one} ("\\n" {one})*'
 
 
 def _object_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,12 +24,13 @@ import dataclasses
 import itertools
 import json
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, TypeAlias
 
 from ..core.errors import ConfigError
 from ..core.messages import Message, ModelResponse, Part, Request, ToolCall, ToolResult, Usage
+from ..formats.structured import FINAL_TOOL
 
 __all__ = [
     "SCRIPTS",
@@ -41,6 +42,7 @@ __all__ = [
     "fresh_id",
     "raw_call",
     "reply",
+    "shaped_answer",
     "to_response",
 ]
 
@@ -159,10 +161,76 @@ def expenses(request: Request) -> Turn:
         return call("calc", expr=f"{sums[0]} / 4")
     if len(sums) < 2:
         return "The calculator did not answer, so I cannot give the total."
-    return (
+    text = (
         f"320 USD is {converted[0]} CNY and 15000 JPY is {converted[1]} CNY, "
         f"{sums[0]} CNY in total; split between 4 people that is {sums[1]} CNY each."
     )
+    facts = {"total": sums[0], "per person": sums[1], "each": sums[1], "usd": converted[0], "jpy": converted[1]}
+    return shaped_answer(request, text, facts)
+
+
+# --- answers in the shape a request asks for (structured output) -----------------------------------------
+
+
+def shaped_answer(request: Request, text: str, facts: Mapping[str, str]) -> Turn:
+    """``text``, or the same answer as the JSON the request asks for: in its structured-output schema
+    (``Request.output``), as a call of the offered final-answer tool, or as the JSON Schema the system
+    prompt shows. Each number field takes the fact whose words its name contains (``total_cny`` takes
+    ``total``); a string field takes ``text``."""
+    schema, as_call = _asked_shape(request)
+    if schema is None:
+        return text
+    value = _fill(schema, text, facts)
+    if as_call:
+        return call(FINAL_TOOL, **value) if isinstance(value, dict) else text
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _asked_shape(request: Request) -> tuple[Mapping[str, Any] | None, bool]:
+    if request.output is not None:
+        return request.output.schema, False
+    for spec in request.tools:
+        if spec.name == FINAL_TOOL:
+            return spec.parameters, True
+    system = request.messages[0].text if request.messages and request.messages[0].role == "system" else ""
+    at = system.find("JSON Schema")
+    start = system.find("{", at) if at >= 0 else -1
+    if start >= 0:
+        try:
+            shown = json.JSONDecoder().raw_decode(system[start:])[0]
+        except json.JSONDecodeError:
+            return None, False
+        return (shown, False) if isinstance(shown, dict) else (None, False)
+    return None, False
+
+
+def _fill(schema: Mapping[str, Any], text: str, facts: Mapping[str, str]) -> Any:
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    for branch in schema.get("anyOf") or ():
+        if isinstance(branch, dict) and branch.get("type") != "null":
+            return _fill(branch, text, facts)
+    if "object" in kinds and isinstance(schema.get("properties"), dict):
+        required = set(schema.get("required") or ())
+        fields = {name: _field(name, sub, text, facts) for name, sub in schema["properties"].items()}
+        return {name: value for name, value in fields.items() if name in required or value is not None}
+    if "string" in kinds:
+        return text
+    return None
+
+
+def _field(name: str, schema: Any, text: str, facts: Mapping[str, str]) -> Any:
+    kinds = schema.get("type") if isinstance(schema, dict) else None
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if "number" in kinds or "integer" in kinds:
+        words = set(re.split(r"[^a-z0-9]+", name.lower()))
+        for fact, number in facts.items():
+            if set(fact.split()) <= words:
+                return int(float(number)) if "number" not in kinds else float(number)
+        return None if "null" in kinds else 0
+    if not isinstance(schema, dict) or "null" in kinds or {"type": "null"} in (schema.get("anyOf") or ()):
+        return None  # an optional field stays empty
+    return _fill(schema, text, facts)
 
 
 def weather(request: Request) -> Turn:
@@ -185,11 +253,12 @@ SCRIPTS: dict[str, Callable[[Request], Turn]] = {"expenses": expenses, "weather"
 
 
 def _unscripted(request: Request) -> Turn:
-    names = ", ".join(t.name for t in request.tools) or "none"
-    return Message.assistant(
+    names = ", ".join(t.name for t in request.tools if t.name != FINAL_TOOL) or "none"
+    text = (
         f"This is toolslip's scripted demo model; it has scripts for {' and '.join(SCRIPTS)} only "
         f"(tools offered here: {names})."
     )
+    return shaped_answer(request, text, {})  # a client asking for a schema still gets JSON in it
 
 
 def _pick(request: Request) -> Callable[[Request], Turn]:
@@ -202,7 +271,12 @@ def _pick(request: Request) -> Callable[[Request], Turn]:
 
 
 class ScriptedDemo:
-    """A stateless scripted :class:`~toolslip.core.model.Model`; ``script=None`` picks one from the tools."""
+    """A stateless scripted :class:`~toolslip.core.model.Model`; ``script=None`` picks one from the tools.
+
+    Asked for structured output it answers the JSON the request's schema asks for (``shaped_answer``)."""
+
+    output_mode = "native"
+    """A typed answer is asked for in ``Request.output`` by default (see ``toolslip.agent.answers``)."""
 
     def __init__(self, script: str | None = None) -> None:
         if script is not None and script not in SCRIPTS:

@@ -22,7 +22,11 @@ empty-result-unstated       warning  a look-up tool that does not say what an em
 side-effect-unstated        error    a tool that changes the world and does not say what it changes
 cost-tool                   warning  one declaration costs more than 1,000 tokens
 cost-set                    warning  the set takes more than 5% of a context window: use tool search
+output-not-strict           warning  an output schema with parts OpenAI's strict mode cannot hold
 =========================== ======== ==========================================================
+
+An output schema (``Agent(output_type=...)``, ``toolslip run --output-schema``) is what the model fills in
+at the end, so :func:`lint_output` holds its fields to the parameter rules and adds ``output-not-strict``.
 
 Any source of tools can be linted: :func:`lint` takes ``Tool`` objects (effects known) or ``ToolSpec``
 declarations from any wire format or an MCP server (pass ``effects`` when the server declares them).
@@ -45,7 +49,7 @@ from . import lint_rules as r
 from .text import terms
 from .tokens import CONTEXT_WINDOWS, CostReport, declaration_cost
 
-__all__ = ["RULES", "Finding", "LintReport", "Rule", "lint"]
+__all__ = ["RULES", "Finding", "LintReport", "Rule", "lint", "lint_output"]
 
 Severity = Literal["error", "warning"]
 
@@ -75,6 +79,7 @@ RULES: Mapping[str, Rule] = {
         Rule(id="side-effect-unstated", severity="error", summary="a side-effecting tool does not say so"),
         Rule(id="cost-tool", severity="warning", summary="one declaration costs over 1,000 tokens"),
         Rule(id="cost-set", severity="warning", summary="the set takes over 5% of a context window"),
+        Rule(id="output-not-strict", severity="warning", summary="an output schema strict mode cannot hold"),
     )
 }
 
@@ -192,6 +197,30 @@ def lint(
     return LintReport(
         findings=kept, tools=tuple(s.spec.name for s in subjects), cost=report, disabled=tuple(sorted(off))
     )
+
+
+def lint_output(output_type: Any, *, disable: Iterable[str] = ()) -> LintReport:
+    """Lint the answer a run must end in (a type or a JSON Schema, as ``Agent(output_type=...)`` takes):
+    its fields by the parameter rules, and what OpenAI's strict mode could not hold of it."""
+    from ..agent.answers import Answer
+
+    answer: Answer[Any] = Answer(output_type, "native")
+    spec = ToolSpec(name=answer.name, description=answer.output.description, parameters=answer.schema)
+    findings = list(_parameters(_Subject(spec, None)))
+    findings += [
+        _finding(
+            "output-not-strict",
+            answer.name,
+            f"strict mode cannot hold this: {problem}; native mode sends this schema without strict",
+            problem.split(":", 1)[0],
+            "give every object its properties (a list of {key, value} objects instead of a free-form map), "
+            "and drop keywords strict mode rejects",
+        )
+        for problem in answer.strict_problems
+    ]
+    off = set(disable)
+    kept = tuple(f for f in findings if f.rule not in off)
+    return LintReport(findings=kept, tools=(answer.name,), disabled=tuple(sorted(off)))
 
 
 def _finding(
