@@ -319,3 +319,33 @@ def test_event_stream_frames_equal_the_bytes_bedrock_sent() -> None:
             count += 1
         assert offset == len(raw)
     assert count > 500
+
+
+# --- raw HTTP: what no SDK above asks for --------------------------------------------------------------
+
+
+async def test_gemini_stream_without_alt_sse_is_one_array_and_refusals_answer_in_kind() -> None:
+    import aiohttp
+
+    from toolslip.providers.scripted import ScriptedDemo
+    from toolslip.server import serve
+
+    body = {"contents": [{"role": "user", "parts": [{"text": QUESTION}]}], "tools": [{"functionDeclarations": []}]}
+    async with serve(ScriptedDemo("weather")) as url, aiohttp.ClientSession() as http:
+        async with http.post(f"{url}/v1beta/models/gemini-2.5-flash:streamGenerateContent", json=body) as reply:
+            chunks = await reply.json()
+        async with http.post(f"{url}/v1beta/models/gemini-2.5-flash:countTokens", json=body) as google:
+            google_error = (google.status, await google.json())
+        async with http.post(f"{url}/model/m/invoke", json={}) as aws:
+            aws_error = (aws.status, aws.headers.get("x-amzn-ErrorType", ""), await aws.json())
+        async with http.post(f"{url}/api/generate", json={}) as local:
+            ollama_error = (local.status, await local.json())
+        searching = {**body, "tools": [{"googleSearch": {}}]}
+        async with http.post(f"{url}/v1beta/models/gemini-2.5-flash:generateContent", json=searching) as hosted:
+            hosted_error = (hosted.status, await hosted.json())
+    assert isinstance(chunks, list) and chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    assert all(c["modelVersion"] == "gemini-2.5-flash" and len(c["responseId"]) == 23 for c in chunks)
+    assert google_error[0] == 404 and google_error[1]["error"]["status"] == "NOT_FOUND"
+    assert aws_error[0] == 404 and aws_error[1].startswith("ResourceNotFoundException:") and "message" in aws_error[2]
+    assert ollama_error[0] == 404 and isinstance(ollama_error[1]["error"], str)
+    assert hosted_error[0] == 400 and "googleSearch would run on the provider's" in hosted_error[1]["error"]["message"]

@@ -52,6 +52,8 @@ ROUTES = (
     "POST /model/{modelId}/converse, POST /model/{modelId}/converse-stream, POST /api/chat"
 )
 _LOWER = "0123456789abcdefghijklmnopqrstuvwxyz"
+# Tool entries a format keeps verbatim that the client runs, or that mean no tool at all (a cache marker)
+_CLIENT_TOOL_KEYS = frozenset({"functionDeclarations", "function_declarations", "toolSpec", "cachePoint"})
 _URLSAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 
@@ -216,7 +218,7 @@ class _Endpoint:
             request = self.wire.format.request_from_wire(body)
         except FormatError as exc:
             return self._fail(400, Rejection(str(exc), exc.path or None))
-        hosted = [key for item in request.extra_tools for key in item if key != "cachePoint"]
+        hosted = [key for item in request.extra_tools for key in item if key not in _CLIENT_TOOL_KEYS]
         if hosted:
             return self._fail(400, Rejection(_not_local(hosted), "tools"))
         try:
