@@ -355,3 +355,31 @@ async def run_cli(argv: list[str], home: Path, **env: str) -> tuple[int, str, st
     out, err = await asyncio.wait_for(child.communicate(), 120)
     assert child.returncode is not None
     return child.returncode, out.decode(), err.decode()
+
+
+MALFORMED = {  # a 200 answer each service would never send, and the field its format names
+    "gemini": ({"candidates": [{"content": {"parts": "oops", "role": "model"}}]}, "candidates[0].content.parts"),
+    "bedrock": (
+        {"output": {"message": {"role": "assistant", "content": [{"toolUse": {"name": "x", "input": {}}}]}}},
+        "output.message.content[0].toolUse.toolUseId",
+    ),
+    "ollama": ({"model": "m", "message": {"role": "assistant", "content": 5}, "done": True}, "message.content"),
+}
+
+
+@pytest.mark.parametrize("wire", sorted(MALFORMED))
+async def test_a_malformed_answer_names_its_field_in_one_line_through_the_cli(wire: str, tmp_path: Path) -> None:
+    body, field = MALFORMED[wire]
+
+    async def service(request: web.Request) -> web.Response:
+        return web.json_response(body)
+
+    async with one_route(service) as url:
+        spec = {"gemini": "gemini:g", "bedrock": "bedrock:b", "ollama": "ollama:o"}[wire]
+        code, _, err = await run_cli(
+            ["run", "examples/weather.py", QUESTION, "--no-journal", "--no-stream", "--model", f"{spec}@{url}"],
+            tmp_path,
+            AWS_BEARER_TOKEN_BEDROCK="ABSK-x",
+        )
+    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert field in err
