@@ -66,6 +66,7 @@ from ..formats.server_tools import declared_server_tools
 from ..formats.sse import encode
 from .checks import Check, Rejection, check_chat, check_messages, check_responses
 from .echo import ECHOES, Echo, request_ids
+from .wire_checks import not_local
 from .wires import ROUTES as OTHER_ROUTES
 from .wires import add_routes, error_response
 
@@ -229,7 +230,7 @@ class _Endpoint:
             return self._fail(400, Rejection(str(exc), exc.path or None))
         hosted = declared_server_tools(self.wire.NAME, request.extra_tools, body)
         if hosted:
-            return self._fail(400, Rejection(_not_local(hosted), "tools"))
+            return self._fail(400, Rejection(not_local(hosted), "tools"))
         try:
             responses = [await self._answer(http.app[_MODEL], request) for _ in range(count)]
         except ProviderError as exc:
@@ -258,14 +259,6 @@ class _Endpoint:
         trace = _trace()
         trace.error = problem.message
         return _json(status, self.error(status, problem, trace.ids[1]))
-
-
-def _not_local(hosted: list[str]) -> str:
-    return (
-        f"server tools are not available locally: {', '.join(hosted)} would run on the provider's "
-        "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
-        "or send it to the provider."
-    )
 
 
 def _stateless(field: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from .checks import Rejection
 
-__all__ = ["check_converse", "check_gemini", "check_ollama"]
+__all__ = ["check_converse", "check_gemini", "check_ollama", "not_local"]
 
 _GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
 _BEDROCK_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -108,3 +108,12 @@ def _converse(body: dict[str, Any]) -> Iterator[Rejection]:
 def check_ollama(body: dict[str, Any]) -> Rejection | None:
     """``/api/chat``: a model named (``model is required``, Ollama's words); the rest the format reads."""
     return None if body.get("model") else Rejection("model is required", "model")
+
+
+def not_local(hosted: list[str]) -> str:
+    """The refusal of server tools (Anthropic's web search, Google's ``googleSearch``...), on every route."""
+    return (
+        f"server tools are not available locally: {', '.join(hosted)} would run on the provider's "
+        "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
+        "or send it to the provider."
+    )

@@ -43,7 +43,7 @@ from ..formats.sse import encode
 from . import eventstream
 from .checks import Check, Rejection
 from .echo import Echo
-from .wire_checks import check_converse, check_gemini, check_ollama
+from .wire_checks import check_converse, check_gemini, check_ollama, not_local
 
 __all__ = ["ROUTES", "add_routes", "error_response"]
 
@@ -75,7 +75,7 @@ class WireFormat(Protocol):
 
 @dataclasses.dataclass(frozen=True)
 class _Wire:
-    """One service: its format, how it names the model and asks for a stream, its errors and its echo."""
+    """One service: its format, its ids (``echo``), its error shape, its refusals and what it adds to answers."""
 
     format: WireFormat
     echo: Echo
@@ -212,7 +212,8 @@ class _Endpoint:
         rejected = self.wire.check(body)
         if rejected is not None:
             return self._fail(400, rejected)
-        assert isinstance(asked, str)  # the URL's, or the body's checked above
+        if not isinstance(asked, str):  # Ollama's body named its model with a number, a list...
+            return self._fail(400, Rejection("model must be a string", "model"))
         stream = self.streamed if self.streamed is not None else body.pop("stream", True) is not False
         try:
             request = self.wire.format.request_from_wire(body)
@@ -220,7 +221,7 @@ class _Endpoint:
             return self._fail(400, Rejection(str(exc), exc.path or None))
         hosted = [key for item in request.extra_tools for key in item if key not in _CLIENT_TOOL_KEYS]
         if hosted:
-            return self._fail(400, Rejection(_not_local(hosted), "tools"))
+            return self._fail(400, Rejection(not_local(hosted), "tools"))
         try:
             response = await self.model(http).complete(dataclasses.replace(request, model=""))
         except ProviderError as exc:
@@ -267,14 +268,6 @@ class _Endpoint:
     def _fail(self, status: int, problem: Rejection) -> web.Response:
         self.trace().error = problem.message
         return self.wire.error(status, problem)
-
-
-def _not_local(hosted: list[str]) -> str:
-    return (
-        f"server tools are not available locally: {', '.join(hosted)} would run on the provider's "
-        "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
-        "or send it to the provider."
-    )
 
 
 def _json(status: int, body: object) -> web.Response:
