@@ -1,9 +1,11 @@
 """Cost of ``toolslip.convert``: on real recorded traffic, and on one long conversation per pair of formats.
 
-1. The real-traffic corpus (``tests/data/real_traffic``: 1,653 interactions recorded by five public
-   projects): each round converts every request and response body to each of the other formats
-   (``on_loss="drop"``, as the test does), and once more to its own. Prints conversions per second and
-   the median time per conversion over the rounds (client CPU, ``process_time``), with the spread.
+1. The real-traffic corpora (``tests/data/real_traffic``: 1,653 interactions recorded by five public
+   projects, and its ``google_aws_ollama`` folder: 617 Gemini, Converse and Ollama interactions from
+   fourteen): each round converts every request and response body to each of the other formats but
+   legacy functions (``on_loss="drop"``, as the tests do), and once more to its own. Prints, per corpus,
+   conversions per second and the median time per conversion over the rounds (client CPU,
+   ``process_time``), with the spread.
 2. A 100-message request (system prompt, question, then call/result pairs with text next to the calls)
    written in each format; each round converts it to every format, interleaved so machine noise hits every
    pair alike. Prints the median microseconds per message for each pair, and next to it the cost of
@@ -49,21 +51,23 @@ def conversation(n: int) -> Request:
 
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "real_traffic"
-TARGETS = ("openai-chat", "openai-responses", "anthropic")
+TARGETS = ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "ollama")
 
 
-def corpus_bodies() -> list[tuple[str, str, dict[str, Any]]]:
-    """(format, "request" | "response", body) for every body of the real-traffic corpus."""
+def corpus_bodies(folder: Path) -> list[tuple[str, str, dict[str, Any]]]:
+    """(format, "request" | "response", body) for every body of a real-traffic corpus."""
     out = []
-    for path in sorted(CORPUS.glob("*.jsonl.gz")):
+    for path in sorted(folder.glob("*.jsonl.gz")):
+        if path.name == "streams.jsonl.gz":
+            continue
         for line in gzip.decompress(path.read_bytes()).splitlines():
             rec = json.loads(line)
             out += [(rec["format"], what, rec[what]) for what in ("request", "response") if rec[what] is not None]
     return out
 
 
-def corpus(rounds: int) -> None:
-    bodies = corpus_bodies()
+def corpus(folder: Path, rounds: int) -> None:
+    bodies = corpus_bodies(folder)
     jobs = [(fmt, what, body, target) for fmt, what, body in bodies for target in {fmt, *TARGETS}]
     per_round: list[float] = []
     for _ in range(rounds):
@@ -72,7 +76,10 @@ def corpus(rounds: int) -> None:
             convert(body, from_=fmt, to=target, what=what, on_loss="drop")  # type: ignore[arg-type]
         per_round.append(time.process_time() - start)
     best, mid, worst = min(per_round), statistics.median(per_round), max(per_round)
-    print(f"real-traffic corpus: {len(bodies)} bodies, {len(jobs)} conversions a round, {rounds} rounds (CPU time)")
+    print(
+        f"real-traffic corpus {folder.name}: {len(bodies)} bodies, {len(jobs)} conversions a round, "
+        f"{rounds} rounds (CPU time)"
+    )
     print(
         f"  {len(jobs) / mid:,.0f} conversions/s; median {mid / len(jobs) * 1e3:.3f} ms per conversion "
         f"(rounds {best / len(jobs) * 1e3:.3f}-{worst / len(jobs) * 1e3:.3f} ms)"
@@ -85,7 +92,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--corpus-rounds", type=int, default=5)
     args = parser.parse_args()
-    corpus(args.corpus_rounds)
+    corpus(CORPUS, args.corpus_rounds)
+    corpus(CORPUS / "google_aws_ollama", args.corpus_rounds)
     request = conversation(args.messages)
     n = len(request.messages)
     bodies = {name: get_format(name).request_to_wire(request) for name in sorted(FORMATS)}

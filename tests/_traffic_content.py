@@ -511,6 +511,294 @@ def anthropic_response(body: dict[str, Any]) -> Content:
     return bag.c
 
 
+# --- Gemini generateContent ---------------------------------------------------------------------------
+# Gemini's parameters schema is OpenAPI-flavoured (upper-case types, the proto's type numbers, nullable);
+# it is compared as the JSON Schema it means, so a faithful translation does not count as a change.
+
+_GEMINI_TYPES = ("TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL")
+
+
+def _camel_keys(data: Any) -> Any:
+    """The service accepts snake_case keys: compare them under their camelCase names."""
+    if not isinstance(data, dict):
+        return data
+    out = {}
+    for key, value in data.items():
+        head, *rest = key.split("_") if "_" in key.strip("_") else (key,)
+        out[head + "".join(w[:1].upper() + w[1:] for w in rest)] = value
+    return out
+
+
+def _gemini_schema(schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key == "type":
+            if isinstance(value, int) and 0 < value < len(_GEMINI_TYPES):
+                value = _GEMINI_TYPES[value]
+            value = value.lower() if isinstance(value, str) else value
+            if schema.get("nullable") is True and isinstance(value, str):
+                value = [value, "null"]
+        elif key == "nullable" and value is True and "type" in schema:
+            continue
+        elif key == "properties" and isinstance(value, dict):
+            value = {k: _gemini_schema(v) for k, v in value.items()}
+        elif key == "items":
+            value = _gemini_schema(value)
+        elif key == "anyOf" and isinstance(value, list):
+            value = [_gemini_schema(v) for v in value]
+        out[key] = value
+    return out
+
+
+def _gemini_response_value(response: Any) -> tuple[str, bool]:
+    """functionResponse.response: {"output"|"error"|any one key: text} is that text; another object its JSON."""
+    if isinstance(response, dict) and len(response) == 1:
+        ((key, value),) = response.items()
+        if isinstance(value, str):
+            return value, key == "error"
+    return json.dumps(response, ensure_ascii=False), False
+
+
+def _gemini_parts(bag: _Bag, side: str, parts: Any) -> None:
+    if isinstance(parts, dict):
+        parts = [parts]
+    for raw in parts or ():
+        part = _camel_keys(raw)
+        bag.opaque(part.get("thoughtSignature"))
+        if isinstance(part.get("text"), str):
+            if part.get("thought") is True:
+                bag.reasoning(part["text"])
+            else:
+                bag.text(side, part["text"])
+        elif "functionCall" in part:
+            call = part["functionCall"]
+            bag.add("call", (call.get("name"), _args(call.get("args"))))
+        elif "functionResponse" in part:
+            answer = part["functionResponse"]
+            text, is_error = _gemini_response_value(answer.get("response")) if "response" in answer else ("", False)
+            bag.result(text, is_error)
+            for key in answer.keys() - {"name", "id", "response"}:
+                bag.add("field", f"functionResponse:{key}")
+        elif "inlineData" in part or "fileData" in part:
+            data = _camel_keys(part.get("inlineData") or part.get("fileData") or {})
+            kind = "image" if str(data.get("mimeType", "")).startswith("image/") else "file"
+            bag.add("media", (kind, data.get("data") or data.get("fileUri")))
+        else:  # executableCode, codeExecutionResult...
+            bag.add("hosted", next(iter(part), "?"))
+            continue
+        for key in part.keys() - {
+            "text",
+            "thought",
+            "thoughtSignature",
+            "functionCall",
+            "functionResponse",
+            "inlineData",
+            "fileData",
+        }:
+            if part[key] not in (None, [], {}, False, ""):
+                bag.add("field", f"part:{key}")
+
+
+def _gemini_tools(bag: _Bag, entries: Any) -> None:
+    for entry in entries:
+        for key, value in _camel_keys(entry).items():
+            if key != "functionDeclarations":
+                bag.add("hosted", key)
+                continue
+            for declaration in value:
+                declaration = _camel_keys(declaration)
+                schema = declaration.get("parametersJsonSchema")
+                if schema is None and "parameters" in declaration:
+                    schema = _gemini_schema(declaration["parameters"])
+                bag.tool(declaration.get("name"), declaration.get("description"), schema)
+
+
+_GEMINI_MODES = {"AUTO": "auto", "NONE": "none", "ANY": "required"}
+
+
+def gemini_request(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    system = body.get("systemInstruction")
+    if isinstance(system, str):
+        bag.text("in", system)
+    elif isinstance(system, dict):
+        _gemini_parts(bag, "in", system.get("parts"))
+    for content in body.get("contents") or ():
+        _gemini_parts(bag, "out" if content.get("role") == "model" else "in", content.get("parts"))
+    _gemini_tools(bag, body.get("tools") or ())
+    config = body.get("toolConfig") or {}
+    calling = config.get("functionCallingConfig")
+    if isinstance(calling, dict):
+        names = calling.get("allowedFunctionNames")
+        if calling.get("mode") == "ANY" and isinstance(names, list) and len(names) == 1:
+            bag.setting("tool_choice", "name:" + str(names[0]))
+        elif calling.keys() == {"mode"} and calling["mode"] in _GEMINI_MODES:
+            bag.setting("tool_choice", _GEMINI_MODES[calling["mode"]])
+        else:
+            bag.add("field", "toolConfig.functionCallingConfig")
+    for key in config.keys() - {"functionCallingConfig"}:
+        bag.add("field", f"toolConfig.{key}")
+    generation = body.get("generationConfig") or {}
+    bag.setting("temperature", generation.get("temperature"))
+    bag.setting("top_p", generation.get("topP"))
+    bag.setting("stop", generation.get("stopSequences") or None)
+    bag.setting("max_tokens", generation.get("maxOutputTokens"))
+    for key in generation.keys() - {"temperature", "topP", "stopSequences", "maxOutputTokens"}:
+        if generation[key] not in (None, [], {}, ""):
+            bag.add("field", f"generationConfig.{key}")
+    _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})
+    return bag.c
+
+
+def gemini_response(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    for candidate in body.get("candidates") or ():
+        _gemini_parts(bag, "out", (candidate.get("content") or {}).get("parts"))
+        grounding = candidate.get("groundingMetadata") or {}
+        for chunk in grounding.get("groundingChunks") or ():
+            bag.add("citation", ((chunk.get("web") or chunk.get("retrievedContext") or {}).get("uri")))
+        for key in candidate.keys() - {"content", "finishReason", "index", "avgLogprobs"}:
+            if candidate[key] not in (None, [], {}, ""):
+                bag.add("field", f"candidate:{key}")
+    if body.get("promptFeedback"):
+        bag.add("field", "promptFeedback")
+    usage = body.get("usageMetadata") or {}
+    thoughts = usage.get("thoughtsTokenCount") or 0
+    _usage(bag, usage.get("promptTokenCount"), (usage.get("candidatesTokenCount") or 0) + thoughts, thoughts)
+    return bag.c
+
+
+# --- Bedrock Converse ---------------------------------------------------------------------------------
+
+
+def _converse_blocks(bag: _Bag, side: str, blocks: Any) -> None:
+    for block in blocks or ():
+        if "text" in block and len(block) == 1:
+            bag.text(side, block["text"])
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            bag.add("call", (use.get("name"), _args(use.get("input"))))
+        elif "toolResult" in block:
+            result = block["toolResult"]
+            texts = []
+            for item in result.get("content") or ():
+                if "text" in item:
+                    texts.append(item["text"])
+                elif "json" in item:
+                    texts.append(json.dumps(item["json"], ensure_ascii=False))
+                else:
+                    _converse_blocks(bag, "in", [item])
+            bag.result("".join(texts), result.get("status") == "error")
+        elif "image" in block or "document" in block:
+            media = block.get("image") or block.get("document")
+            source = media.get("source") or {}
+            key = source.get("bytes") or _canon(source)
+            bag.add("media", ("image" if "image" in block else "file", key))
+        elif "reasoningContent" in block:
+            reasoning = block["reasoningContent"]
+            text = reasoning.get("reasoningText") or {}
+            bag.reasoning(text.get("text"))
+            bag.opaque(text.get("signature"))
+            bag.opaque(reasoning.get("redactedContent"))
+        else:  # cachePoint, guardContent, citationsContent, video...
+            bag.add("hosted", next(iter(block), "?"))
+
+
+def bedrock_request(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    _converse_blocks(bag, "in", body.get("system"))
+    for message in body.get("messages") or ():
+        _converse_blocks(bag, "out" if message.get("role") == "assistant" else "in", message.get("content"))
+    config = body.get("toolConfig") or {}
+    for tool in config.get("tools") or ():
+        spec = tool.get("toolSpec")
+        if isinstance(spec, dict):
+            bag.tool(spec.get("name"), spec.get("description"), (spec.get("inputSchema") or {}).get("json"))
+        else:
+            bag.add("hosted", next(iter(tool), "?"))
+    choice = config.get("toolChoice")
+    if isinstance(choice, dict):
+        kind = next(iter(choice), None)
+        value = {"auto": "auto", "any": "required"}.get(str(kind)) or "name:" + str(
+            (choice.get("tool") or {}).get("name")
+        )
+        bag.setting("tool_choice", value)
+    for key in config.keys() - {"tools", "toolChoice"}:
+        bag.add("field", f"toolConfig.{key}")
+    inference = body.get("inferenceConfig") or {}
+    bag.setting("temperature", inference.get("temperature"))
+    bag.setting("top_p", inference.get("topP"))
+    bag.setting("stop", inference.get("stopSequences") or None)
+    bag.setting("max_tokens", inference.get("maxTokens"))
+    for key in inference.keys() - {"temperature", "topP", "stopSequences", "maxTokens"}:
+        bag.add("field", f"inferenceConfig.{key}")
+    _fields(bag, body, {"messages", "system", "toolConfig", "inferenceConfig"})
+    return bag.c
+
+
+def bedrock_response(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    message = (body.get("output") or {}).get("message") or {}
+    _converse_blocks(bag, "out", message.get("content"))
+    for key in body.keys() - {"output", "stopReason", "usage", "metrics", "performanceConfig"}:
+        if body[key] not in (None, [], {}, ""):
+            bag.add("field", key)
+    usage = body.get("usage") or {}
+    total = sum(usage.get(k) or 0 for k in ("inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"))
+    _usage(bag, total, usage.get("outputTokens"), None)
+    return bag.c
+
+
+# --- Ollama /api/chat ---------------------------------------------------------------------------------
+
+
+def _ollama_message(bag: _Bag, message: dict[str, Any]) -> None:
+    role = message.get("role")
+    if role == "tool":
+        bag.result(message.get("content") or "", False)
+        known = {"role", "content", "tool_name", "tool_call_id"}
+    else:
+        side = "out" if role == "assistant" else "in"
+        bag.text(side, message.get("content"))
+        bag.reasoning(message.get("thinking"))
+        for image in message.get("images") or ():
+            bag.add("media", ("image", image))
+        for call in message.get("tool_calls") or ():
+            fn = call.get("function") or {}
+            bag.add("call", (fn.get("name"), _args(fn.get("arguments"))))
+        known = {"role", "content", "thinking", "images", "tool_calls"}
+    for key in message.keys() - known:
+        if message[key] not in (None, [], {}, ""):
+            bag.add("field", f"message:{key}")
+
+
+def ollama_request(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    for message in body.get("messages") or ():
+        _ollama_message(bag, message)
+    _chat_tools(bag, body.get("tools") or ())
+    options = body.get("options") or {}
+    bag.setting("stream", body.get("stream"))
+    bag.setting("temperature", options.get("temperature"))
+    bag.setting("top_p", options.get("top_p"))
+    bag.setting("stop", options.get("stop") or None)
+    bag.setting("max_tokens", options.get("num_predict"))
+    for key in options.keys() - {"temperature", "top_p", "stop", "num_predict"}:
+        if options[key] not in (None, [], {}, ""):
+            bag.add("field", f"options.{key}")
+    _fields(bag, body, {"model", "messages", "tools", "options", "stream"})
+    return bag.c
+
+
+def ollama_response(body: dict[str, Any]) -> Content:
+    bag = _Bag()
+    _ollama_message(bag, body.get("message") or {})
+    _usage(bag, body.get("prompt_eval_count"), body.get("eval_count"), None)
+    return bag.c
+
+
 READERS = {
     ("openai-chat", "request"): chat_request,
     ("openai-chat", "response"): chat_response,
@@ -520,6 +808,12 @@ READERS = {
     ("openai-responses", "response"): responses_response,
     ("anthropic", "request"): anthropic_request,
     ("anthropic", "response"): anthropic_response,
+    ("gemini", "request"): gemini_request,
+    ("gemini", "response"): gemini_response,
+    ("bedrock", "request"): bedrock_request,
+    ("bedrock", "response"): bedrock_response,
+    ("ollama", "request"): ollama_request,
+    ("ollama", "response"): ollama_response,
 }
 
 

@@ -21,7 +21,7 @@ from toolslip.conversion import Conversion, Loss, convert
 from toolslip.errors import CannotExpress
 
 CORPUS = Path(__file__).parent / "data" / "real_traffic"
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "openai-functions")
+FORMATS = ("openai-chat", "openai-responses", "anthropic", "openai-functions", "gemini", "bedrock", "ollama")
 
 
 def _load() -> list[dict[str, Any]]:
@@ -78,7 +78,8 @@ def test_identity_conversion_gives_back_the_same_json() -> None:
 
 # --- cross-format conversions ----------------------------------------------------------------------
 
-_REASONING_BLOCKS = {"thinking", "redacted_thinking", "reasoning"}
+_REASONING_BLOCKS = {"thinking", "redacted_thinking", "reasoning", "reasoningContent"}
+_RESULT_BLOCKS = {"toolResult", "functionResponse"}  # a result where none belongs (in the model's own message)
 _MEDIA_BLOCKS = {"document", "image", "input_file", "file", "input_audio", "audio", "input_image"}
 _ALL = set(CATEGORIES)
 # What a Loss says it lost, by words in Loss.what: the categories of content it may account for.
@@ -86,6 +87,8 @@ _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("choices[1:]", _ALL),  # other answers of an n > 1 response
     ("schema", {"schema", "tool", "setting"}),  # structured output (as a final-answer tool where no field)
     ("token count", {"setting"}),
+    ("joined", {"text", "reasoning"}),  # several parts a target spells as one string
+    ("request field 'stream'", {"setting"}),
     ("request field", {"field"}),
     ("tool field", {"flag", "tool"}),
     ("tool declaration", {"hosted"}),
@@ -93,9 +96,12 @@ _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("'citations'", {"citation"}),
     ("'namespace'", {"flag"}),
     ("'audio'", {"media"}),
+    ("'thoughtSignature'", {"opaque", "field"}),  # Gemini's signature on a call or text part
+    ("groundingMetadata'", {"citation", "field"}),  # Gemini's search grounding: its sources are citations
     ("field", {"field"}),
     ("reasoning", {"reasoning", "opaque"}),
     ("file", {"media"}),
+    ("image", {"media"}),
     ("participant name", {"field"}),
     ("stop sequences", {"setting"}),
     ("max_tokens", {"setting"}),
@@ -105,6 +111,7 @@ _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("strict", {"tool"}),
     ("JSON object", {"call"}),
     ("no tools", {"tool"}),
+    ("schema", {"tool"}),  # a tool schema Gemini spells otherwise
 )
 
 
@@ -113,7 +120,13 @@ def _categories(loss: Loss) -> set[str]:
     if block:
         kind = block.group(1)
         found = (
-            {"reasoning", "opaque"} if kind in _REASONING_BLOCKS else {"media"} if kind in _MEDIA_BLOCKS else {"hosted"}
+            {"reasoning", "opaque"}
+            if kind in _REASONING_BLOCKS
+            else {"media"}
+            if kind in _MEDIA_BLOCKS
+            else {"result", "media", "hosted"}  # with whatever it held
+            if kind in _RESULT_BLOCKS
+            else {"hosted"}
         )
         return found | {"field"}  # a content part the extractor knows only by its type
     return next((cats for word, cats in _LOSS_WORDS if word in loss.what), set())

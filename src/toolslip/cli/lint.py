@@ -95,7 +95,8 @@ def load_declarations(path: str) -> list[ToolSpec]:
     Every shape ``convert`` reads is accepted, mixed freely: OpenAI Chat tools (``{"type": "function",
     "function": {...}}``), bare function docs (``{"name", "description", "parameters"}``, the legacy
     ``functions`` list and most tool catalogues), Responses tools (``{"type": "function", "name", ...}``),
-    Anthropic tools (``{"name", "input_schema"}``), and MCP tools (``{"name", "inputSchema"}``, as
+    Anthropic tools (``{"name", "input_schema"}``), Converse ``toolSpec`` entries, Gemini
+    ``functionDeclarations`` entries, and MCP tools (``{"name", "inputSchema"}``, as
     ``tools/list`` answers). Each is read by its wire format's own reader.
     """
     file = require_file(path, "tools file")
@@ -106,8 +107,11 @@ def load_declarations(path: str) -> list[ToolSpec]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from None
     if isinstance(data, dict):
-        listed = data.get("tools", data.get("functions"))
+        config = data.get("toolConfig")  # a Converse request body
+        listed = data.get("tools", data.get("functions", config.get("tools") if isinstance(config, dict) else None))
         data = listed if isinstance(listed, list) else [data]
+    if isinstance(data, list):
+        data = [one for item in data for one in _entries(item)]
     if not isinstance(data, list) or not data:
         raise ConfigError(
             f"{path}: expected a non-empty JSON list of tool declarations (or an object with 'tools' or 'functions')"
@@ -115,8 +119,26 @@ def load_declarations(path: str) -> list[ToolSpec]:
     return [_declaration(path, i, item) for i, item in enumerate(data)]
 
 
+def _entries(item: object) -> list[object]:
+    """A Gemini ``tools`` entry as its declarations, each in an entry of its own; anything else as it is."""
+    declarations = (
+        item.get("functionDeclarations", item.get("function_declarations")) if isinstance(item, dict) else None
+    )
+    if not isinstance(declarations, list) or len(declarations) < 2:
+        return [item]
+    return [{"functionDeclarations": [one]} for one in declarations]
+
+
 def _declaration(path: str, i: int, item: object) -> ToolSpec:
-    from ..formats import get_format
+    from ..formats import get_format, read_declaration
+
+    if isinstance(item, dict):
+        try:
+            fmt, spec = read_declaration(item, f"{path}[{i}]")
+        except FormatError:
+            fmt = ""  # an MCP tool, or no declaration: told apart below
+        if fmt in ("gemini", "bedrock"):  # their spellings, which read_declaration tells apart
+            return spec
 
     shape = next((s for s in _SHAPES if isinstance(item, dict) and s[1](item)), None)
     if shape is None or not isinstance(item, dict):

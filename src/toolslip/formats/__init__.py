@@ -25,6 +25,9 @@ __all__ = ["FORMATS", "WireFormat", "get_format", "read_declaration"]
 
 FORMATS: dict[str, str] = {
     "anthropic": "anthropic",
+    "bedrock": "bedrock",
+    "gemini": "gemini",
+    "ollama": "ollama",
     "openai-chat": "openai_chat",
     "openai-functions": "openai_functions",
     "openai-responses": "openai_responses",
@@ -52,16 +55,20 @@ def read_declaration(item: Mapping[str, Any], path: str = "tool") -> tuple[str, 
 
     The shapes: OpenAI Chat ``{"type": "function", "function": {...}}`` (``type`` may be left out, as
     Mistral does), the Responses API's flat ``{"type": "function", "name", "parameters"}``, Anthropic's
-    ``{"name", "input_schema"}`` and legacy ``functions`` entries ``{"name", "parameters"}``. Each format's
-    own reader does the reading (``spec_from_wire`` in ``openai_chat``, ``openai_responses``,
-    ``anthropic`` and ``openai_functions``). A hosted or server tool, or anything else, raises
-    :class:`FormatError` saying what it is.
+    ``{"name", "input_schema"}``, legacy ``functions`` entries ``{"name", "parameters"}``, Converse's
+    ``{"toolSpec": {...}}`` and Gemini's function declarations (see ``_declarations``; Ollama spells them
+    as Chat does). Each format's own reader does the reading (its ``spec_from_wire``). A hosted or server
+    tool, or anything else, raises :class:`FormatError` saying what it is.
     """
     from . import anthropic, openai_chat, openai_functions, openai_responses
+    from ._declarations import native_declaration
 
     data = dict(item) if isinstance(item, Mapping) else item
     if not isinstance(data, dict):
         raise FormatError(f"a tool declaration is a JSON object, not {type(item).__name__}", path)
+    native = native_declaration(data, path)
+    if native is not None:
+        return native
     kind = data.get("type")
     if isinstance(data.get("function"), dict):
         spec, name = openai_chat.spec_from_wire(data, path), openai_chat.NAME
@@ -76,8 +83,8 @@ def read_declaration(item: Mapping[str, Any], path: str = "tool") -> tuple[str, 
     if spec is None:
         what = f"a {kind!r} tool, which its provider runs" if kind else "no tool declaration toolslip knows"
         raise FormatError(
-            f"this is {what}; a function tool is spelled as OpenAI Chat, Responses, Anthropic or legacy "
-            "functions declare it (server tools: toolslip.server_tool)",
+            f"this is {what}; a function tool is spelled as OpenAI Chat, Responses, Anthropic, legacy "
+            "functions, Gemini or Converse declare it (server tools: toolslip.server_tool)",
             path,
         )
     return name, spec
@@ -101,8 +108,19 @@ _LOADED: dict[str, WireFormat] = {}  # a conversion looks up two formats: import
 
 if TYPE_CHECKING:  # mypy proves each module satisfies the protocol
     from . import anthropic as _anthropic
+    from . import bedrock as _bedrock
+    from . import gemini as _gemini
+    from . import ollama as _ollama
     from . import openai_chat as _openai_chat
     from . import openai_functions as _openai_functions
     from . import openai_responses as _openai_responses
 
-    _checked: tuple[WireFormat, ...] = (_anthropic, _openai_chat, _openai_functions, _openai_responses)
+    _checked: tuple[WireFormat, ...] = (
+        _anthropic,
+        _bedrock,
+        _gemini,
+        _ollama,
+        _openai_chat,
+        _openai_functions,
+        _openai_responses,
+    )

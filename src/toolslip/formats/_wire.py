@@ -345,3 +345,13 @@ def stop_to_wire(response: ModelResponse, known: Mapping[str, StopReason], back:
     if raw is not None and (raw in known or response.stop_reason == "other"):
         return raw
     return back[response.stop_reason]
+
+
+def take_count(rest: Json, key: str) -> int:
+    """A positive token count, taken out of the kept usage fields ``rest``; a zero or null count stays
+    there, so it goes back spelled as it was."""
+    value = rest.get(key)
+    if type(value) is int and value > 0:
+        del rest[key]
+        return value
+    return 0

@@ -1,4 +1,4 @@
-"""Find (and safely repair) the classic tool-calling mistakes in a transcript, in any of the four formats.
+"""Find (and safely repair) the classic tool-calling mistakes in a transcript, in any of the seven formats.
 
 The most reported tool-calling error is still a call without its result, or a result without its call
 (HTTP 400 "tool_call_ids did not have response messages", "tool_use ids were found without tool_result
@@ -28,6 +28,7 @@ from typing import Any
 from ..core.errors import FormatError
 from ..core.messages import Message, Request, ToolResult
 from . import get_format
+from ._check_native import NATIVE_SCANNERS, check_native_tools
 from ._check_scan import SCANNERS, Json, Problem, Scan, Turn, not_an_object
 from .schema import name_pattern
 from .server_tools import declared_server_tools
@@ -69,8 +70,10 @@ def check(data: object, fmt: str | None = None, *, fix: bool = False) -> CheckRe
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             not_an_object(scan, i, f"{key}[{i}]", item, "a message object")
-    SCANNERS[fmt](items, scan)
-    if body is not None:
+    (NATIVE_SCANNERS.get(fmt) or SCANNERS[fmt])(items, scan)
+    if body is not None and fmt in NATIVE_SCANNERS:
+        check_native_tools(body, fmt, scan)
+    elif body is not None:
         _check_tools(body, fmt, scan)
         # OpenAI takes a history with calls and no tools (a last step that must answer in words);
         # Anthropic rejects it with an HTTP 400.
@@ -127,6 +130,9 @@ def detect_format(data: object) -> str:
         "openai-functions": sum("function_call" in m or m.get("role") == "function" for m in dicts),
         "anthropic": sum(b.get("type") in ("tool_use", "tool_result") for b in blocks),
         "openai-responses": sum("type" in m and "role" not in m for m in dicts),
+        "gemini": sum("parts" in m for m in dicts),
+        "bedrock": sum("toolUse" in b or "toolResult" in b for b in blocks),
+        "ollama": sum("tool_name" in m for m in dicts),
     }
     best = max(votes, key=lambda k: votes[k])
     return best if votes[best] else "openai-chat"
@@ -135,6 +141,9 @@ def detect_format(data: object) -> str:
 def _body_hint(body: Json) -> str | None:
     if "input" in body:
         return "openai-responses"
+    native = _native_hint(body)
+    if native is not None:
+        return native
     if "functions" in body:
         return "openai-functions"
     if "system" in body:
@@ -147,7 +156,25 @@ def _body_hint(body: Json) -> str | None:
     return None
 
 
-_ITEMS_KEY = {"openai-responses": "input"}
+def _native_hint(body: Json) -> str | None:
+    """Gemini's ``contents``, Converse's ``toolConfig``/``inferenceConfig`` or block lists without ``type``,
+    Ollama's ``options``/``keep_alive``."""
+    if "contents" in body:
+        return "gemini"
+    system = body.get("system")
+    blocks = system if isinstance(system, list) else []
+    if (
+        "toolConfig" in body
+        or "inferenceConfig" in body
+        or any(isinstance(b, dict) and "type" not in b for b in blocks)
+    ):
+        return "bedrock"
+    if "options" in body or "keep_alive" in body:
+        return "ollama"
+    return None
+
+
+_ITEMS_KEY = {"openai-responses": "input", "gemini": "contents"}
 
 
 def _items(data: object, fmt: str) -> list[Any]:

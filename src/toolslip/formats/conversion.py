@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeAlias
 from ..core.errors import CannotExpress, FormatError
 from ..core.messages import (
     File,
+    Image,
     Message,
     ModelResponse,
     OutputSchema,
@@ -48,8 +49,11 @@ from ..core.messages import (
     UseTool,
 )
 from . import get_format
+from ._bedrock_blocks import document_format, image_format
 from ._wire import BOOKKEEPING, CHAT_FAMILY, EMPTY_VALUES, OPENAI_FORMATS, tool_list, unstash
 from .anthropic import DEFAULT_MAX_TOKENS
+from .gemini import parameters_to_wire
+from .gemini_schema import to_gemini
 from .openai_functions import messages_to_wire as functions_messages_to_wire
 from .openai_functions import request_to_wire as functions_request_to_wire
 from .structured import FINAL_TOOL, native_field
@@ -61,8 +65,15 @@ What: TypeAlias = Literal["auto", "tools", "request", "response", "messages"]
 
 
 SHARED_FIELDS: dict[str, dict[str, str]] = {
-    "stream": {"openai-chat": "stream", "openai-responses": "stream", "anthropic": "stream"},
-    "top_p": {"openai-chat": "top_p", "openai-responses": "top_p", "anthropic": "top_p"},
+    "stream": {"openai-chat": "stream", "openai-responses": "stream", "anthropic": "stream", "ollama": "stream"},
+    "top_p": {
+        "openai-chat": "top_p",
+        "openai-responses": "top_p",
+        "anthropic": "top_p",
+        "gemini": "generationConfig.topP",
+        "bedrock": "inferenceConfig.topP",
+        "ollama": "options.top_p",
+    },
     "user": {"openai-chat": "user", "openai-responses": "user", "anthropic": "metadata.user_id"},
     "metadata": {"openai-chat": "metadata", "openai-responses": "metadata"},
 }
@@ -155,10 +166,11 @@ def convert(
     plan = _Plan(from_, to, on_loss, split_calls)
     out: Any
     if kind == "tools":
-        body: dict[str, object] = {"model": "", "input" if from_ == "openai-responses" else "messages": []}
-        body["functions" if from_ == "openai-functions" else "tools"] = data
-        request = _request(plan, src.request_from_wire(body), defaults=False)
-        out = tool_list(dst.tools_to_wire(request.tools), request, to)
+        request = _request(plan, src.request_from_wire(_tools_body(from_, data)), defaults=False)
+        if to == "gemini":  # declarations grouped in entries, next to the built-in tools
+            out = list(dst.request_to_wire(request).get("tools") or [])
+        else:
+            out = tool_list(dst.tools_to_wire(request.tools), request, to)
     elif kind == "request":
         request = _request(plan, src.request_from_wire(data))
         out = functions_request_to_wire(request, split=True) if _split(plan) else dst.request_to_wire(request)
@@ -167,10 +179,33 @@ def convert(
         out = dst.response_to_wire(response)
     elif kind == "messages":
         messages = _messages(plan, src.messages_from_wire(data))
+        if to in ("gemini", "bedrock") and not plan.same:
+            messages = _no_systems(plan, messages)
         out = functions_messages_to_wire(messages, split=True) if _split(plan) else dst.messages_to_wire(messages)
     else:
         raise FormatError(f"what must be auto, tools, request, response or messages, not {kind!r}")
     return Conversion(out, tuple(plan.lost))
+
+
+def _tools_body(fmt: str, data: object) -> dict[str, object]:
+    """A request body of format ``fmt`` holding only the tool list ``data``."""
+    if fmt == "bedrock":
+        return {"messages": [], "toolConfig": {"tools": data}}
+    if fmt == "gemini":
+        return {"contents": [], "tools": data}
+    body: dict[str, object] = {"model": "", "input" if fmt == "openai-responses" else "messages": []}
+    body["functions" if fmt == "openai-functions" else "tools"] = data
+    return body
+
+
+def _no_systems(plan: _Plan, messages: list[Message]) -> list[Message]:
+    """A message list of Gemini or Converse has no system messages: the prompt is a field of the request."""
+    for i, message in enumerate(messages):
+        if message.role == "system":
+            plan.cannot(
+                f"messages[{i}]", f"a system message ({plan.target} takes it as a request field, not a message)"
+            )
+    return [m for m in messages if m.role != "system"]
 
 
 def _split(plan: _Plan) -> bool:
@@ -182,12 +217,14 @@ def detect_kind(data: object, fmt: str) -> str:
     if isinstance(data, list):
         # Declarations carry no role, id or content; every message or item has one of them.
         first = data[0] if data else {}
-        items = isinstance(first, dict) and not first.keys() & {"role", "id", "call_id", "content"}
+        items = isinstance(first, dict) and not first.keys() & {"role", "id", "call_id", "content", "parts"}
         return "tools" if data and items else "messages"
     if isinstance(data, dict):
-        if "messages" in data or "input" in data:
+        if "messages" in data or "input" in data or "contents" in data:
             return "request"
-        if "choices" in data or "output" in data or data.get("type") == "message":
+        if "choices" in data or "output" in data or data.get("type") == "message" or "candidates" in data:
+            return "response"
+        if "message" in data and "done" in data:  # Ollama
             return "response"
     raise FormatError(
         f"cannot tell what this {fmt} data is (tools, request, response or messages); "
@@ -224,15 +261,17 @@ def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request
             plan.cannot("settings.parallel_tool_calls", "parallel tool calls")
             settings = replace(settings, parallel_tool_calls=None)
     output, tools, settings = _output(plan, request.output, tools, settings)
-    if plan.target == "anthropic" and not plan.same:
-        if settings.max_tokens is None and defaults:
-            plan.note("settings.max_tokens", "no max_tokens, which Anthropic requires", f"set to {DEFAULT_MAX_TOKENS}")
-        if not tools and not extra_tools:
-            names = sorted({c.name for m in messages for c in m.tool_calls})
-            if names or any(m.tool_results for m in messages):
-                stubs = "declared a stub tool per called name"
-                plan.cannot("tools", "a history with tool blocks but no tools (Anthropic requires tools)", stubs, stubs)
-                tools = tuple(ToolSpec(name=n, description="", parameters={"type": "object"}) for n in names)
+    if plan.target == "anthropic" and not plan.same and settings.max_tokens is None and defaults:
+        plan.note("settings.max_tokens", "no max_tokens, which Anthropic requires", f"set to {DEFAULT_MAX_TOKENS}")
+    if plan.target in _NEED_TOOLS and not plan.same and not tools and not extra_tools:
+        names = sorted({c.name for m in messages for c in m.tool_calls})
+        if names or any(m.tool_results for m in messages):
+            stubs = "declared a stub tool per called name"
+            what = f"a history with tool blocks but no tools ({_NEED_TOOLS[plan.target]} requires tools)"
+            plan.cannot("tools", what, stubs, stubs)
+            tools = tuple(ToolSpec(name=n, description="", parameters={"type": "object"}) for n in names)
+    if plan.target in _URL_MODEL and not plan.same:
+        tools, settings = _native(plan, request, tools, settings)
     if (
         settings is request.settings
         and output is request.output
@@ -269,6 +308,54 @@ def _output(
     return output, tools, settings
 
 
+_NEED_TOOLS = {"anthropic": "Anthropic", "bedrock": "Converse"}
+"""Formats that refuse a history holding tool calls or results unless tools are declared."""
+_URL_MODEL = frozenset({"gemini", "bedrock", "ollama"})
+"""The native formats of Gemini, Bedrock and Ollama (the first two name the model in the URL)."""
+_OBJECT_ARGUMENTS = frozenset({"anthropic", *_URL_MODEL})
+"""Formats whose call arguments are an object, not JSON text."""
+
+
+def _native(
+    plan: _Plan, request: Request, tools: tuple[ToolSpec, ...], settings: Settings
+) -> tuple[tuple[ToolSpec, ...], Settings]:
+    """What Gemini, Converse and Ollama have no way to say: the model in the body, tool_choice spellings,
+    the parallel-calls switch, system messages after the start; and schemas outside Gemini's subset."""
+    target = plan.target
+    if request.model and target != "ollama":
+        plan.note("model", "the model name (this format names it in the URL)", "dropped from the body")
+    if settings.parallel_tool_calls is not None:
+        plan.cannot("settings.parallel_tool_calls", "the parallel tool calls switch")
+        settings = replace(settings, parallel_tool_calls=None)
+    if settings.tool_choice is not None and (
+        target == "ollama" or (target == "bedrock" and settings.tool_choice == "none")
+    ):
+        choice = "a named tool" if isinstance(settings.tool_choice, UseTool) else repr(settings.tool_choice)
+        plan.cannot("settings.tool_choice", f"tool_choice {choice} (no spelling in {target})")
+        settings = replace(settings, tool_choice=None)
+    if target != "ollama":
+        roles = [m.role for m in request.messages]
+        first = next((i for i, role in enumerate(roles) if role != "system"), len(roles))
+        for i in (i for i, role in enumerate(roles) if role == "system" and i > first):
+            plan.note(f"messages[{i}]", "a system message after the conversation began", "moved to the system prompt")
+    if target == "gemini":
+        for i, spec in enumerate(tools):
+            kept = unstash(spec.extra, "gemini")
+            if kept.get("json") or "schema" in kept:
+                continue  # read from Gemini: written back as it was
+            key, _ = parameters_to_wire(spec.parameters)
+            if not key:
+                plan.note(f"tools[{i}].parameters", "an object schema without properties", _NO_PARAMETERS)
+            elif key == "parametersJsonSchema":
+                where, what = to_gemini(spec.parameters)[1][0]
+                plan.note(f"tools[{i}].parameters{where}", f"a schema outside Gemini's subset: {what}", _JSON_SCHEMA)
+    return tools, settings
+
+
+_JSON_SCHEMA = "sent whole as parametersJsonSchema, which Gemini 2.5 and later read"
+_NO_PARAMETERS = "left out: Gemini takes that as a function without parameters and refuses an empty OBJECT"
+
+
 def _settings(plan: _Plan, settings: Settings) -> Settings:
     """The body fields with no neutral slot, translated where the target has them, reported where not."""
     if plan.family:
@@ -278,6 +365,9 @@ def _settings(plan: _Plan, settings: Settings) -> Settings:
     for key, value in settings.extra.items():
         if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
             continue  # says nothing (an empty list of tools, a null stop), or Settings.stop says it
+        if key in _NESTED_SETTINGS and isinstance(value, Mapping):
+            _nested(plan, key, value, extra)
+            continue
         if key == "max_completion_tokens" and max_tokens is None and type(value) is int:
             max_tokens = value  # Chat's newer name for the output limit
             continue
@@ -300,6 +390,21 @@ def _settings(plan: _Plan, settings: Settings) -> Settings:
     if max_tokens == settings.max_tokens and extra == settings.extra:
         return settings
     return replace(settings, max_tokens=max_tokens, extra=extra)
+
+
+_NESTED_SETTINGS = frozenset({"generationConfig", "inferenceConfig", "options", "toolConfig"})
+"""Gemini's, Converse's and Ollama's objects of knobs: each knob in them is translated or reported alone."""
+
+
+def _nested(plan: _Plan, head: str, value: Mapping[str, Any], extra: dict[str, Any]) -> None:
+    for key, inner in value.items():
+        if inner in EMPTY_VALUES:
+            continue
+        spelled = f"{head}.{key}"
+        shared = next((n for n, spell in SHARED_FIELDS.items() if spell.get(plan.source) == spelled), None)
+        if shared is not None and _put(extra, shared, inner, plan.target):
+            continue
+        plan.cannot(f"settings.extra.{spelled}", f"request field {spelled!r}")
 
 
 def _family(fmt: str) -> str:
@@ -347,12 +452,24 @@ def _response(plan: _Plan, response: ModelResponse) -> ModelResponse:
         for key in unstash(response.extra, plan.source).get("unread", ()):
             plan.cannot(key, f"{plan.source} field {key!r}")
         usage = response.usage
+        for counted in _UNCOUNTED.get(plan.target, ()):
+            if getattr(usage, counted):
+                what = f"the {counted.removesuffix('_tokens').replace('_', '-')} token count"
+                plan.note(f"usage.{counted}", what, f"dropped: {plan.target} usage has no field")
         if usage.cache_write_tokens and plan.target in CHAT_FAMILY:
             plan.note("usage.cache_write_tokens", "the cache-write token count", "dropped: Chat usage has no field")
         if usage.reasoning_tokens and plan.target == "anthropic":
             plan.note("usage.reasoning_tokens", "the reasoning token count", "dropped: Anthropic usage has no field")
     message = _message(plan, response.message, "message")
     return response if message is response.message else replace(response, message=message)
+
+
+_UNCOUNTED = {
+    "gemini": ("cache_write_tokens",),
+    "bedrock": ("reasoning_tokens",),
+    "ollama": ("cache_read_tokens", "cache_write_tokens", "reasoning_tokens"),
+}
+"""Token counts a format's usage has no field for (totals still carry them)."""
 
 
 def _messages(plan: _Plan, messages: Sequence[Message]) -> list[Message]:
@@ -383,6 +500,7 @@ def _message(plan: _Plan, message: Message, path: str) -> Message:
             parts.append(kept)
     for key in (key for keys in unread.values() for key in keys):
         plan.cannot(f"{path}.{key}", f"{plan.source} field {key.rsplit('.', 1)[-1]!r}")
+    _joined(plan, parts, path)
     name = message.name
     if name is not None and plan.target not in CHAT_FAMILY:
         plan.cannot(f"{path}.name", "a participant name")
@@ -390,6 +508,17 @@ def _message(plan: _Plan, message: Message, path: str) -> Message:
     if name == message.name and len(parts) == len(message.parts) and all(map(operator.is_, parts, message.parts)):
         return message
     return replace(message, parts=tuple(parts), name=name)
+
+
+def _joined(plan: _Plan, parts: list[Part], path: str) -> None:
+    """Report the parts a target spells as one string: Chat's and Ollama's reasoning, Ollama's text."""
+    for kind, joins in ((Reasoning, (*CHAT_FAMILY, "ollama")), (Text, ("ollama",))):
+        if plan.target in joins:
+            at = [j for j, p in enumerate(parts) if type(p) is kind]
+            if len(at) > 1:
+                for j in at:
+                    what = f"a {kind.kind} part joined with {len(at) - 1} more into one string"
+                    plan.note(f"{path}.parts[{j}]", what, f"{plan.target} has one such field")
 
 
 def _part(plan: _Plan, part: Part, where: str) -> Part | None:
@@ -403,7 +532,9 @@ def _part(plan: _Plan, part: Part, where: str) -> Part | None:
         return _file(plan, part, where, in_result=False)  # type: ignore[arg-type]  # kind is File
     if kind is ToolResult:
         return _result(plan, part, where)  # type: ignore[arg-type]  # kind is ToolResult
-    if kind is ToolCall and part.arguments is None and plan.target == "anthropic":  # type: ignore[union-attr]
+    if kind is Image:
+        return _image(plan, part, where, in_result=False)  # type: ignore[arg-type]  # kind is Image
+    if kind is ToolCall and part.arguments is None and plan.target in _OBJECT_ARGUMENTS:  # type: ignore[union-attr]
         plan.cannot(where, "arguments that are not a JSON object", "sent as input {}", "sent as input {}")
     return part
 
@@ -411,7 +542,9 @@ def _part(plan: _Plan, part: Part, where: str) -> Part | None:
 def _foreign(plan: _Plan, part: ProviderPart, where: str) -> Part | None:
     if part.format == plan.target or (part.format in CHAT_FAMILY and plan.family):
         return part
-    what = f"{part.format} block {part.data.get('type', '?')!r}"
+    # Gemini parts and Converse blocks have no "type": the one key that names the kind is first.
+    kind = part.data.get("type") or next(iter(part.data), "?")
+    what = f"{part.format} block {str(kind)!r}"
     return Text(text=f"[{what} left out]") if plan.cannot(where, what, "replaced by text") else None
 
 
@@ -446,13 +579,35 @@ def _file(plan: _Plan, file: File, where: str, *, in_result: bool) -> File | Tex
         problem = "a file by URL (Chat takes files inline or by file id)"
     elif target == "anthropic" and file.data is not None and file.media_type != "application/pdf":
         problem = f"a {file.media_type or 'typeless'} file (Anthropic documents are PDFs)"
+    elif target == "ollama":
+        problem = "a file (Ollama messages carry text and images only)"
+    elif target == "gemini" and in_result:
+        problem = "a file in a tool result (Gemini function responses hold an object)"
+    elif target == "bedrock" and (file.data is None or document_format(file.media_type) is None):
+        how = "by reference" if file.data is None else (file.media_type or "typeless")
+        problem = f"a file ({how}; Converse documents are inline pdf, csv, doc(x), xls(x), html, txt or md)"
     if problem is None:
         return file
     return Text(text=f"[{problem} left out]") if plan.cannot(where, problem, "replaced by text") else None
 
 
+def _image(plan: _Plan, image: Image, where: str, *, in_result: bool) -> Image | Text | None:
+    """``image`` if the target can carry it; else reported, and left out or marked."""
+    target = plan.target
+    problem = None
+    if in_result and target in ("gemini", "ollama"):
+        problem = f"an image in a tool result ({target} results hold text)"
+    elif image.data is None and target in ("bedrock", "ollama"):
+        problem = f"an image by URL ({target} takes images inline)"
+    elif target == "bedrock" and image_format(image.media_type) is None:
+        problem = f"a {image.media_type} image (Converse takes png, jpeg, gif and webp)"
+    if problem is None:
+        return image
+    return Text(text=f"[{problem} left out]") if plan.cannot(where, problem, "replaced by text") else None
+
+
 def _result(plan: _Plan, result: ToolResult, where: str) -> ToolResult:
-    if result.is_error and plan.target in OPENAI_FORMATS:
+    if result.is_error and (plan.target in OPENAI_FORMATS or plan.target == "ollama"):
         plan.note(where, "is_error flag", 'marked: "Error: " before the content')
     if isinstance(result.content, str):
         return result
@@ -464,6 +619,8 @@ def _result(plan: _Plan, result: ToolResult, where: str) -> ToolResult:
             kept = _foreign(plan, inner, at)
         elif isinstance(inner, File):
             kept = _file(plan, inner, at, in_result=True)
+        elif isinstance(inner, Image) and not plan.same:
+            kept = _image(plan, inner, at, in_result=True)
         if kept is not None:
             content.append(kept)
     if len(content) == len(result.content) and all(map(operator.is_, content, result.content)):
