@@ -108,8 +108,8 @@ def test_bad_input_says_where() -> None:
         convert({"model": "m", "messages": [{"role": "robot", "content": "x"}]}, from_="openai-chat", to="anthropic")
     with pytest.raises(FormatError, match="cannot tell what this anthropic data is"):
         convert({"hello": 1}, from_="anthropic", to="openai-chat")
-    with pytest.raises(FormatError, match="unknown wire format 'gemini'"):
-        convert([], from_="gemini", to="openai-chat")
+    with pytest.raises(FormatError, match="unknown wire format 'cohere'"):
+        convert([], from_="cohere", to="openai-chat")
     with pytest.raises(FormatError, match="on_loss must be"):
         convert([], from_="anthropic", to="openai-chat", on_loss="ignore")  # type: ignore[arg-type]
 
