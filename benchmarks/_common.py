@@ -92,6 +92,20 @@ def _toolslip_model(protocol: str, base: str, k: int) -> Any:
 
     if protocol == "openai":
         return OpenAIChatModel(f"fake-k{k}", base_url=f"{base}/v1")
+    if protocol == "gemini":
+        from toolslip.providers.gemini import GeminiModel
+
+        return GeminiModel(f"fake-k{k}", base_url=base, api_key="x")
+    if protocol == "bedrock":  # a Bedrock API key (bearer), as the OpenAI rows send theirs; SigV4 has its own row
+        from toolslip.providers.bedrock import BedrockModel
+
+        return BedrockModel(f"fake-k{k}", region="us-east-1", base_url=base, api_key="x")
+    if protocol == "bedrock-sigv4":
+        from botocore.credentials import Credentials
+
+        from toolslip.providers.bedrock import BedrockModel
+
+        return BedrockModel(f"fake-k{k}", region="us-east-1", base_url=base, credentials=Credentials("AKID", "x"))
     return AnthropicModel(f"fake-k{k}", base_url=base)
 
 
@@ -279,6 +293,9 @@ IMPLS: dict[str, Setup] = {
     "toolslip_openai_async": _toolslip("openai", "async"),
     "toolslip_anthropic_def": _toolslip("anthropic", "def"),
     "toolslip_anthropic_inline": _toolslip("anthropic", "inline"),
+    "toolslip_gemini_inline": _toolslip("gemini", "inline"),
+    "toolslip_converse_inline": _toolslip("bedrock", "inline"),
+    "toolslip_converse_sigv4_inline": _toolslip("bedrock-sigv4", "inline"),
     "hand_aiohttp_orjson_def": _hand_aiohttp("orjson", "def"),
     "hand_aiohttp_orjson_async": _hand_aiohttp("orjson", "async"),
     "hand_aiohttp_json_def": _hand_aiohttp("json", "def"),

@@ -1,13 +1,15 @@
 """A fast fake LLM server for the benchmarks: standard library only, precomputed answers.
 
 It speaks just enough HTTP/1.1 (keep-alive, Content-Length bodies) to serve ``POST /v1/chat/completions``
-(OpenAI) and ``POST /v1/messages`` (Anthropic) without parsing JSON, so its own cost stays out of the
+(OpenAI), ``POST /v1/messages`` (Anthropic), ``POST /v1beta/models/MODEL:generateContent`` (Gemini) and
+``POST /model/MODEL/converse`` (Bedrock Converse) without parsing JSON, so its own cost stays out of the
 client's measurements (it runs in a separate process anyway). The script is stateless:
 
-* the model name ``fake-k<K>`` sets the number of tool steps K;
-* the step is the number of assistant messages already in the request (a bytes regex);
+* the model name ``fake-k<K>`` (in the body, or the URL for Gemini and Converse) sets the number of tool
+  steps K;
+* the step is the number of assistant (Gemini: ``model``) messages already in the request (a bytes regex);
 * step i < K answers one tool call ``add(a=i, b=1)``; step K answers the text ``The answer is K.``, or,
-  when the request asks for structured output (a ``response_format``), the JSON
+  when an OpenAI Chat request asks for structured output (a ``response_format``), the JSON
   ``{"answer": "The answer is K."}``.
 
 Usage: ``python benchmarks/fake_server.py [--port 0] [--latency 0.05]``; it prints ``PORT <n>`` when ready.
@@ -21,7 +23,9 @@ import json
 import re
 
 MODEL = re.compile(rb'"model":\s*"fake-k(\d+)"')
+PATH_MODEL = re.compile(rb"/models?/fake-k(\d+)[:/]")
 ASSISTANT = re.compile(rb'"role":\s*"assistant"')
+GEMINI_MODEL = re.compile(rb'"role":\s*"model"')
 
 
 def openai_answer(k: int, step: int, typed: bool = False) -> dict[str, object]:
@@ -66,6 +70,46 @@ def anthropic_answer(k: int, step: int) -> dict[str, object]:
     }
 
 
+def gemini_answer(k: int, step: int) -> dict[str, object]:
+    """As Gemini 2.x answers: a ``functionCall`` with no id (the client pairs by order and name)."""
+    part: dict[str, object] = (
+        {"functionCall": {"name": "add", "args": {"a": step, "b": 1}}} if step < k else {"text": f"The answer is {k}."}
+    )
+    return {
+        "candidates": [{"content": {"parts": [part], "role": "model"}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {
+            "promptTokenCount": 100 + 20 * step,
+            "candidatesTokenCount": 12,
+            "totalTokenCount": 112 + 20 * step,
+        },
+        "modelVersion": f"fake-k{k}",
+        "responseId": f"fakeResponseId{k:04d}{step:05d}",
+    }
+
+
+def converse_answer(k: int, step: int) -> dict[str, object]:
+    if step < k:
+        block: dict[str, object] = {
+            "toolUse": {"toolUseId": f"tooluse_{step}", "name": "add", "input": {"a": step, "b": 1}}
+        }
+    else:
+        block = {"text": f"The answer is {k}."}
+    return {
+        "output": {"message": {"role": "assistant", "content": [block]}},
+        "stopReason": "tool_use" if step < k else "end_turn",
+        "usage": {"inputTokens": 100 + 20 * step, "outputTokens": 12, "totalTokens": 112 + 20 * step},
+        "metrics": {"latencyMs": 1},
+    }
+
+
+ROUTES = {  # path prefix -> (answer, the regex counting the model's turns)
+    b"/v1/chat/completions": (openai_answer, ASSISTANT),
+    b"/v1/messages": (anthropic_answer, ASSISTANT),
+    b"/v1beta/models/": (gemini_answer, GEMINI_MODEL),
+    b"/model/": (converse_answer, ASSISTANT),
+}
+
+
 class Answers:
     """Precomputed HTTP responses, built on first use per (path, K, step)."""
 
@@ -73,19 +117,18 @@ class Answers:
         self._cache: dict[tuple[bytes, int, int, bool], bytes] = {}
 
     def get(self, path: bytes, body: bytes) -> bytes:
-        found = MODEL.search(body)
+        route = next((r for prefix, r in ROUTES.items() if path.startswith(prefix)), None)
+        if route is None:
+            return _response(404, b'{"error": {"message": "unknown route"}}')
+        answer, turns = route
+        found = PATH_MODEL.search(path) or MODEL.search(body)
         k = int(found.group(1)) if found else 1
-        step = min(len(ASSISTANT.findall(body)), k)
+        step = min(len(turns.findall(body)), k)
         typed = b'"response_format"' in body
         key = (path, k, step, typed)
         if key not in self._cache:
-            if path.startswith(b"/v1/chat/completions"):
-                payload = json.dumps(openai_answer(k, step, typed)).encode()
-            elif path.startswith(b"/v1/messages"):
-                payload = json.dumps(anthropic_answer(k, step)).encode()
-            else:
-                return _response(404, b'{"error": {"message": "unknown route"}}')
-            self._cache[key] = _response(200, payload)
+            payload = answer(k, step, typed) if answer is openai_answer else answer(k, step)
+            self._cache[key] = _response(200, json.dumps(payload).encode())
         return self._cache[key]
 
 

@@ -22,6 +22,8 @@ Usage: ``python benchmarks/loop_overhead.py [--rounds 5] [--runs 20] [--ks 0,20,
 Targets (issue 20): ``toolslip_openai_inline`` (a ``def`` tool declared ``isolate="none"``) <= 1.2x
 ``hand_aiohttp_orjson_def`` per step at K=20 (and reported at K=80); ``toolslip_openai_def`` is the same
 tool run in a worker thread, the default. The SDK loops are the reference for "a fraction of their CPU".
+Issue 24: ``toolslip_gemini_inline`` and ``toolslip_converse_inline`` (a Bedrock API key) <= 1.2x
+``toolslip_openai_inline`` per step; ``toolslip_converse_sigv4_inline`` shows what botocore's signing adds.
 Issue 25: ``toolslip_openai_typed`` (the same run with ``output_type``, native structured output) <= 1.1x
 ``toolslip_openai_inline`` per step. Measured 2026-12-02 (load average 1.0 on 2 cores):
 ``--impls toolslip_openai_inline,toolslip_openai_typed --rounds 15 --runs 20 --ks 0,20``: CPU per step
@@ -61,6 +63,9 @@ DEFAULT_IMPLS = [
     "toolslip_openai_def",
     "toolslip_openai_async",
     "toolslip_anthropic_inline",
+    "toolslip_gemini_inline",
+    "toolslip_converse_inline",
+    "toolslip_converse_sigv4_inline",
     "toolslip_agent_sync",
     "toolslip_oneliner",
     "hand_aiohttp_orjson_def",
@@ -76,6 +81,13 @@ PAIRS = [  # (row, baseline, what it says)
     ("toolslip_openai_typed", "toolslip_openai_inline", "toolslip with output_type (native) / plain (<= 1.1)"),
     ("toolslip_openai_async", "hand_aiohttp_orjson_async", "toolslip / hand loop, async def tool"),
     ("toolslip_anthropic_inline", "hand_aiohttp_orjson_def", "toolslip on the Anthropic wire / the same hand loop"),
+    (
+        "toolslip_gemini_inline",
+        "toolslip_openai_inline",
+        "toolslip on the Gemini wire / on the OpenAI Chat wire (<= 1.2)",
+    ),
+    ("toolslip_converse_inline", "toolslip_openai_inline", "toolslip on the Converse wire / on OpenAI Chat (<= 1.2)"),
+    ("toolslip_converse_sigv4_inline", "toolslip_converse_inline", "Converse signed with SigV4 / with a bearer key"),
     ("toolslip_openai_inline", "hand_aiohttp_json_def", "toolslip / hand loop on aiohttp + stdlib json"),
     ("toolslip_openai_inline", "hand_httpx_orjson_def", "toolslip / hand loop on httpx + orjson"),
     ("sdk_openai", "toolslip_openai_inline", "OpenAI SDK loop (plain-dict history) / toolslip"),

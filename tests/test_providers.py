@@ -112,8 +112,8 @@ def test_malformed_strings_list_the_valid_forms(spec: str) -> None:
 
 
 def test_unknown_provider_and_missing_model_name() -> None:
-    with pytest.raises(ConfigError, match="unknown model provider 'gemini'"):
-        resolve_model("gemini:pro")
+    with pytest.raises(ConfigError, match="unknown model provider 'vertex'"):
+        resolve_model("vertex:gemini-pro")
     with pytest.raises(ConfigError, match="needs a model name after the colon, e.g. anthropic:"):
         resolve_model("anthropic")
     for dangling in ("scripted:", "anthropic:", "local:"):  # a colon promises a name: never a silent default

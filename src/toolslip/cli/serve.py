@@ -1,4 +1,4 @@
-"""``toolslip serve``: put a model behind the OpenAI and Anthropic HTTP protocols on this machine."""
+"""``toolslip serve``: put a model behind the OpenAI, Anthropic, Gemini, Bedrock and Ollama protocols here."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="serve a model over /v1/chat/completions, /v1/responses and /v1/messages",
+        help="serve a model over the OpenAI, Anthropic, Gemini, Bedrock Converse and Ollama protocols",
         description=(
-            "Serve a model over the OpenAI (/v1/chat/completions, /v1/responses) and Anthropic (/v1/messages) "
-            "protocols, "
+            "Serve a model over the OpenAI (/v1/chat/completions, /v1/responses), Anthropic (/v1/messages), "
+            "Gemini (generateContent), Bedrock (Converse) and Ollama (/api/chat) protocols, "
             "streaming or not, so the official SDKs and tools built on them can use it."
         ),
     )
@@ -68,6 +68,9 @@ async def _serve_forever(model: Model, host: str, port: int) -> None:
                 f"toolslip serve: {model.name} at {base}\n"
                 f"  OpenAI clients:    base_url={base}/v1   (POST /v1/chat/completions, POST /v1/responses)\n"
                 f"  Anthropic clients: base_url={base}      (POST /v1/messages)\n"
+                f"  google-genai:      base_url={base}      (POST /v1beta/models/MODEL:generateContent)\n"
+                f"  boto3 Bedrock:     endpoint_url={base}  (POST /model/MODEL_ID/converse)\n"
+                f"  ollama:            host={base}          (POST /api/chat)\n"
                 "  press Ctrl-C to stop",
                 flush=True,
             )

@@ -9,6 +9,11 @@ A model string is ``PROVIDER[:MODEL][@BASE_URL]``:
 ``openai-responses:gpt-4o-mini``       OpenAI's Responses API (``/responses``); ``@BASE_URL`` as for ``openai``
 ``azure:DEPLOYMENT``                   Azure OpenAI (``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_KEY``)
 ``anthropic:claude-sonnet-4-6``        Anthropic (``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL`` moves it)
+``gemini:gemini-2.5-flash``            Google Gemini (``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``;
+                                       ``GOOGLE_GEMINI_BASE_URL`` moves it)
+``bedrock:MODEL_ID``                   Amazon Bedrock Converse (region and credentials as the AWS SDKs find
+                                       them, or ``AWS_BEARER_TOKEN_BEDROCK``; SigV4 needs toolslip[bedrock])
+``ollama:llama3.2``                    Ollama's native ``/api/chat`` (``OLLAMA_HOST``, else 127.0.0.1:11434)
 ``local`` / ``local:NAME``             the embedded local model, when installed
 ``scripted`` / ``scripted:expenses``   the offline scripted demo (answers are scripted, not generated)
 =====================================  =================================================================
@@ -49,7 +54,8 @@ ProviderFactory: TypeAlias = Callable[..., Model]
 FORMS = (
     "openai:MODEL, openai:MODEL@BASE_URL, openai-compatible:MODEL@BASE_URL, openai-responses:MODEL[@BASE_URL], "
     "azure:DEPLOYMENT, "
-    "anthropic:MODEL, local, local:NAME, scripted or scripted:expenses (e.g. openai:gpt-4o-mini)"
+    "anthropic:MODEL, gemini:MODEL, bedrock:MODEL_ID, ollama:MODEL, "
+    "local, local:NAME, scripted or scripted:expenses (e.g. openai:gpt-4o-mini)"
 )
 DEFAULT_OPENAI = "openai:gpt-4o-mini"
 DEFAULT_ANTHROPIC = "anthropic:claude-sonnet-4-6"  # claude-sonnet-4-5 retires on 2026-11-30
@@ -262,6 +268,76 @@ def _anthropic(model: str, *, base_url: str | None = None, api_key: str | None =
     return AnthropicModel(model, base_url=base, api_key=key, **options)
 
 
+def _gemini(model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> Model:
+    from .gemini import DEFAULT_BASE_URL, GeminiModel
+
+    _need_model("gemini", model, "gemini:gemini-2.5-flash")
+    base = base_url or _env_url("GOOGLE_GEMINI_BASE_URL") or DEFAULT_BASE_URL
+    # The google-genai SDK's order: GOOGLE_API_KEY wins when both are set.
+    variable = "GOOGLE_API_KEY" if os.environ.get("GOOGLE_API_KEY") else "GEMINI_API_KEY"
+    key = _key(api_key, variable, base.rstrip("/") == DEFAULT_BASE_URL, "Gemini")
+    return GeminiModel(model, base_url=base, api_key=key, **options)
+
+
+def _bedrock(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    region: str | None = None,
+    profile: str | None = None,
+    **options: Any,
+) -> Model:
+    from .bedrock import BedrockModel, find_region
+
+    _need_model("bedrock", model, "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+    key = api_key or os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+    found = find_region(region, profile)
+    if found is None and (base_url is None or not key):  # the endpoint, or the signature, names the region
+        raise ConfigError(
+            "no AWS region is set for Amazon Bedrock: export AWS_REGION (e.g. us-east-1), or set region in "
+            "your AWS profile"
+        )
+    if base_url is not None:
+        options["base_url"] = base_url
+    region = found or "us-east-1"
+    if key:
+        return BedrockModel(model, region=region, api_key=key, **options)
+    return BedrockModel(model, region=region, credentials=_aws_credentials(profile), **options)
+
+
+def _aws_credentials(profile: str | None) -> Any:
+    """botocore's credentials from the AWS credential chain, or a :class:`ConfigError` naming what to set."""
+    try:
+        import botocore.session
+        from botocore.exceptions import BotoCoreError
+    except ModuleNotFoundError:
+        raise ConfigError(
+            "Amazon Bedrock without AWS_BEARER_TOKEN_BEDROCK signs requests with botocore: "
+            "pip install 'toolslip[bedrock]' (or set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key)"
+        ) from None
+    try:
+        credentials = botocore.session.Session(profile=profile).get_credentials()
+    except BotoCoreError as exc:  # a named profile that does not exist, a broken config file
+        raise ConfigError(f"the AWS credentials could not be read: {exc}") from None
+    if credentials is None:
+        raise ConfigError(
+            "no AWS credentials found for Amazon Bedrock: set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key, or "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+        )
+    return credentials
+
+
+def _ollama(model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> Model:
+    from .http import check_base_url
+    from .ollama import DEFAULT_BASE_URL, OllamaModel, host_url
+
+    _need_model("ollama", model, "ollama:llama3.2")
+    host = os.environ.get("OLLAMA_HOST")
+    base = base_url or (check_base_url(host_url(host), "OLLAMA_HOST") if host else DEFAULT_BASE_URL)
+    return OllamaModel(model, base_url=base, api_key=api_key or os.environ.get("OLLAMA_API_KEY"), **options)
+
+
 def _scripted(model: str, **options: Any) -> Model:
     from .scripted import ScriptedDemo
 
@@ -299,6 +375,9 @@ def _plugin(provider: str) -> ProviderFactory | None:
 _BUILTIN: dict[str, ProviderFactory] = {
     "anthropic": _anthropic,
     "azure": _azure,
+    "bedrock": _bedrock,
+    "gemini": _gemini,
+    "ollama": _ollama,
     "openai": _openai,
     "openai-compatible": _openai_compatible,
     "openai-responses": _openai_responses,

@@ -76,28 +76,38 @@ class HttpTransport:
         self._urls: dict[str, URL] = {}
 
     async def post_json(
-        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+        self, path: str, body: Mapping[str, Any] | bytes, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         """POST ``body`` to ``base_url + path``; the decoded JSON answer, or :class:`ProviderError`.
 
-        ``headers`` add to (or replace) the fixed headers for this call only.
+        ``path`` is sent as written (already percent-encoded: a Bedrock model id's ``:`` must stay ``%3A``,
+        the form its signature was computed over). ``body`` may be JSON already serialised (the bytes a
+        signature covers). ``headers`` add to (or replace) the fixed headers for this call only.
         """
         response, raw = await self._send(path, body, whole=True, headers=headers)
         response.release()  # the body is read: the connection goes back to the pool
         return _decode_object(raw, self.service, response.status)
 
     async def post_stream(
-        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+        self,
+        path: str,
+        body: Mapping[str, Any] | bytes,
+        headers: Mapping[str, str] | None = None,
+        media_type: str = "text/event-stream",
     ) -> AsyncIterator[bytes]:
-        """POST ``body`` and yield the event stream that answers it, chunk by chunk as it arrives."""
+        """POST ``body`` and yield the stream that answers it, chunk by chunk as it arrives.
+
+        ``media_type`` is the stream's framing, asked for in ``Accept`` and required of the answer: SSE,
+        Ollama's ``application/x-ndjson``, Bedrock's ``application/vnd.amazon.eventstream``.
+        """
         import aiohttp
 
-        response, first = await self._send(path, body, whole=False, headers=headers)
+        response, first = await self._send(path, body, whole=False, headers={**(headers or {}), "Accept": media_type})
         try:
-            if response.content_type != "text/event-stream":
+            if response.content_type != media_type:
                 raise ProviderError(
                     f"{self.service} answered a streaming request with {response.content_type}, not "
-                    "text/event-stream; it may not support streaming: use Agent(stream=False) "
+                    f"{media_type}; it may not support streaming: use Agent(stream=False) "
                     "or toolslip run --no-stream",
                     status=response.status,
                 )
@@ -113,7 +123,7 @@ class HttpTransport:
             response.release()
 
     async def _send(
-        self, path: str, body: Mapping[str, Any], whole: bool, headers: Mapping[str, str] | None
+        self, path: str, body: Mapping[str, Any] | bytes, whole: bool, headers: Mapping[str, str] | None
     ) -> tuple[aiohttp.ClientResponse, bytes]:
         """POST with retries until a 2xx answer arrives: the response and its body (``whole``) or first bytes.
 
@@ -128,14 +138,12 @@ class HttpTransport:
         if url is None:  # parsed once: aiohttp would parse a str URL on every request
             from yarl import URL
 
-            url = self._urls[path] = URL(self.base_url + path)
-        data = orjson.dumps(body)
+            url = self._urls[path] = URL(str(URL(self.base_url)) + path, encoded=True)
+        data = body if isinstance(body, bytes) else orjson.dumps(body)
         # A whole answer's time limit is kept by the transport's deadlines, cheaper than aiohttp's timer; a
         # stream's by aiohttp, since the stream is read after this returns.
         assert self._timeouts is not None  # set with the session
         deadlines, timeout = (self._deadlines, self._timeouts[0]) if whole else (None, self._timeouts[1])
-        if not whole:
-            headers = {**(headers or {}), "Accept": "text/event-stream"}
         attempt = 0
         while True:
             task = deadlines.enter() if deadlines is not None else None
@@ -150,7 +158,7 @@ class HttpTransport:
                 if status < 300:
                     break
                 response.release()
-                error = self._error(status, response.reason, raw)
+                error = self._error(status, response.reason, raw, response.headers.get("x-amzn-ErrorType"))
                 wait = retry_delay(attempt, response.headers, status)
             except (aiohttp.ClientConnectionError, TimeoutError, asyncio.CancelledError) as exc:
                 if isinstance(exc, asyncio.CancelledError) and not (deadlines and deadlines.timed_out(task)):
@@ -201,14 +209,18 @@ class HttpTransport:
         await anext(self._closer)
         return self._session
 
-    def _error(self, status: int, reason: str | None, raw: bytes) -> ProviderError:
+    def _error(self, status: int, reason: str | None, raw: bytes, aws_type: str | None = None) -> ProviderError:
+        """The error of a non-2xx answer; ``aws_type`` is AWS's error name, sent in a header, not the body."""
         text = raw.decode("utf-8", "replace")
         for secret in self._secrets:  # some services echo the credential back; never show it
             text = text.replace(secret, "***")
         retryable = status in RETRY_STATUSES or status >= 500
         answer = f"{status} {reason}" if reason else str(status)
         return ProviderError(
-            f"{self.service} answered {answer}: {error_message(text)}", status=status, body=text, retryable=retryable
+            f"{self.service} answered {answer}: {error_message(text, aws_type)}",
+            status=status,
+            body=text,
+            retryable=retryable,
         )
 
 
@@ -349,7 +361,7 @@ class HttpModel:
         if base_url is None:
             base_url = self.default_base_url
         check_base_url(base_url)
-        official = base_url.rstrip("/") == self.default_base_url
+        official = base_url.rstrip("/") == self.official_url()
         self.model = model
         self.name = name or f"{self.prefix}:{model}"
         sent = {
@@ -369,6 +381,10 @@ class HttpModel:
     def service_headers(self, api_key: str | None, official: bool) -> dict[str, str]:
         """The service's own fixed headers; ``official`` says ``base_url`` is the service itself."""
         raise NotImplementedError
+
+    def official_url(self) -> str:
+        """The service's own base URL (Bedrock's depends on the region, set before this is asked)."""
+        return self.default_base_url
 
     @property
     def base_url(self) -> str:

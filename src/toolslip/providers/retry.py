@@ -25,8 +25,14 @@ MAX_DELAY = 8.0
 MAX_RETRY_AFTER = 120.0
 
 
-def error_message(body: str) -> str:
-    """The human sentence inside an error body (``{"error": {"message": ...}}`` for both services)."""
+def error_message(body: str, aws_type: str | None = None) -> str:
+    """The human sentence inside an error body, with the error's kind in brackets.
+
+    The shapes: OpenAI's and Anthropic's ``{"error": {"message", "type"}}``; Google's ``{"error":
+    {"message", "status", "details"}}``, whose ``BadRequest`` detail names the fields at fault; Ollama's
+    ``{"error": "..."}``; AWS's ``{"message": ...}`` whose kind (``ValidationException``) comes in the
+    ``x-amzn-ErrorType`` header, passed as ``aws_type``.
+    """
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -34,14 +40,27 @@ def error_message(body: str) -> str:
     if isinstance(data, dict):
         error = data.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            kind = error.get("type")
-            return f"{error['message']} ({kind})" if isinstance(kind, str) and kind else error["message"]
+            kind = error.get("type") or error.get("status")
+            message = error["message"] + _field_violations(error.get("details"))
+            return f"{message} ({kind})" if isinstance(kind, str) and kind else message
         if isinstance(error, str):
             return error
-        if isinstance(data.get("message"), str):
-            return str(data["message"])
+        message = data.get("message", data.get("Message"))
+        if isinstance(message, str):
+            kind = (aws_type or str(data.get("__type", ""))).split(":", 1)[0].rsplit("#", 1)[-1]
+            return f"{message} ({kind})" if kind else message
     text = body.strip()
     return (text[:500] + "...") if len(text) > 500 else (text or "(empty body)")
+
+
+def _field_violations(details: object) -> str:
+    """Google's ``google.rpc.BadRequest`` detail, as ``; FIELD: WHAT`` for each field it names."""
+    said = []
+    for detail in details if isinstance(details, list) else ():
+        for violation in detail.get("fieldViolations", ()) if isinstance(detail, dict) else ():
+            if isinstance(violation, dict) and violation.get("field"):
+                said.append(f"; {violation['field']}: {violation.get('description', 'invalid')}")
+    return "".join(said)
 
 
 def retry_delay(attempt: int, headers: Mapping[str, str], status: int) -> float | None:

@@ -8,6 +8,7 @@
   a 400, since nothing is stored),
 * ``POST /v1/messages`` in the Anthropic Messages format,
 * ``GET /v1/models`` listing the one model served (in a shape both official SDKs accept),
+* and Gemini's ``generateContent``, Bedrock's Converse and Ollama's ``/api/chat`` (:mod:`.wires`),
 
 so the official ``openai`` and ``anthropic`` SDKs, or any tool built on them, can talk to a scripted,
 local or proxied model over loopback. Each request is parsed into the neutral transcript with the
@@ -70,6 +71,9 @@ from ..formats.server_tools import declared_server_tools
 from ..formats.sse import encode
 from .checks import Check, Rejection, check_chat, check_messages, check_responses
 from .echo import ECHOES, Echo, request_ids
+from .wire_checks import not_local
+from .wires import ROUTES as OTHER_ROUTES
+from .wires import add_routes, error_response
 
 __all__ = ["create_app", "serve"]
 
@@ -78,7 +82,7 @@ log = logging.getLogger("toolslip.server")
 MAX_BODY = 64 * 1024 * 1024  # base64 images make large bodies legitimate
 IGNORED_HEADER = "x-toolslip-ignored"
 """Response header naming the request fields the served model ignored (say ``logprobs,reasoning``)."""
-ROUTES = "POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models"
+ROUTES = f"POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models, {OTHER_ROUTES}"
 _MODEL: web.AppKey[Model] = web.AppKey("model", Model)
 
 
@@ -235,7 +239,7 @@ class _Endpoint:
             return self._fail(400, Rejection(str(exc), exc.path or None))
         hosted = declared_server_tools(self.wire.NAME, request.extra_tools, body)
         if hosted:
-            return self._fail(400, Rejection(_not_local(hosted), "tools"))
+            return self._fail(400, Rejection(not_local(hosted), "tools"))
         try:
             responses = [await self._answer(http.app[_MODEL], request) for _ in range(count)]
         except ProviderError as exc:
@@ -267,14 +271,6 @@ class _Endpoint:
         trace = _trace()
         trace.error = problem.message
         return _json(status, self.error(status, problem, trace.ids[1]))
-
-
-def _not_local(hosted: list[str]) -> str:
-    return (
-        f"server tools are not available locally: {', '.join(hosted)} would run on the provider's "
-        "infrastructure, and toolslip serve runs client tools only. Remove them from the request, "
-        "or send it to the provider."
-    )
 
 
 def _stateless(field: str) -> str:
@@ -353,7 +349,10 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
         status, message = 500, f"internal error: {type(exc).__name__}: {exc}"
     trace = _trace()
     trace.error = message
-    return _json(status, shape(status, Rejection(message), trace.ids[1]))
+    # Gemini, Bedrock and Ollama clients get their own service's error (wires.py)
+    return error_response(request.path, status, message) or _json(
+        status, shape(status, Rejection(message), trace.ids[1])
+    )
 
 
 async def _request_id_headers(request: web.Request, response: web.StreamResponse) -> None:
@@ -381,6 +380,7 @@ def create_app(model: Model) -> web.Application:
     app.router.add_post("/v1/responses", responses.handle)
     app.router.add_post("/v1/messages", _Endpoint(anthropic, check_messages, anthropic_error, anthropic_frames).handle)
     app.router.add_get("/v1/models", _models)
+    add_routes(app, lambda http: http.app[_MODEL], _trace)
     return app
 
 
