@@ -57,7 +57,7 @@ def test_a_bad_model_from_the_environment_is_bad_usage_and_says_where_it_came_fr
     assert done.returncode == 2, done.stderr
     assert done.stderr == (
         "toolslip run: TOOLSLIP_MODEL='scripted:weathr' (from the environment): there is no scripted demo "
-        "'weathr' (did you mean weather?); choose one of: expenses, weather\n"
+        "'weathr' (did you mean weather?); choose one of: expenses, weather, smoke\n"
     )
 
 

@@ -94,7 +94,14 @@ def pay(to: str) -> str:
 
 
 def _script(*turns):
-    return FunctionModel(lambda request: list(turns)[sum(m.role == "assistant" for m in request.messages)])
+    # As a real API does, a request with tool_choice "none" (the repeat guard's forced answer, sent without
+    # the turns of repeated calls) gets the text answer, the script's last turn.
+    def turn(request):
+        if request.settings.tool_choice == "none":
+            return turns[-1]
+        return turns[sum(m.role == "assistant" for m in request.messages)]
+
+    return FunctionModel(turn)
 
 
 ODD_NAMES = _script([call("listing"), call("listing_apart")], call("pay", to="ann"), "done")
