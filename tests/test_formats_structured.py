@@ -62,7 +62,17 @@ FIELDS: list[tuple[str, dict[str, Any]]] = [
     ("anthropic", {"output_format": {"type": "json_schema", "schema": SCHEMA}}),
     # google-genai: GenerateContentConfig(response_mime_type=..., response_json_schema=...), next to knobs
     ("gemini", {"generationConfig": {"responseMimeType": JSON, "responseJsonSchema": SCHEMA}}),
-    ("gemini", {"generationConfig": {"maxOutputTokens": 64, "topK": 3, "responseMimeType": JSON, "responseJsonSchema": SCHEMA}}),
+    (
+        "gemini",
+        {
+            "generationConfig": {
+                "maxOutputTokens": 64,
+                "topK": 3,
+                "responseMimeType": JSON,
+                "responseJsonSchema": SCHEMA,
+            }
+        },
+    ),
     # ollama: chat(format=Model.model_json_schema())
     ("ollama", {"format": SCHEMA}),
     ("ollama", {"format": SCHEMA, "options": {"num_predict": 64, "top_k": 3}}),

@@ -206,7 +206,9 @@ def _bedrock_to_wire(output: OutputSchema, body: Json) -> None:
 def _bedrock_from_wire(extra: Json) -> OutputSchema | None:
     config = extra.get("outputConfig")
     fmt = config.get("textFormat") if isinstance(config, dict) else None
-    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or not fmt.keys() <= {"type", "structure"}:
+    if not isinstance(config, dict) or not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    if not fmt.keys() <= {"type", "structure"}:
         return None
     structure = fmt.get("structure")
     spec = structure.get("jsonSchema") if isinstance(structure, dict) and structure.keys() == {"jsonSchema"} else None
