@@ -2,11 +2,11 @@
 
 ``client.chat.completions.parse(response_format=Expense)``, ``client.responses.parse(text_format=Expense)``,
 Anthropic's ``messages.parse(output_format=Expense)``, google-genai's ``response_json_schema`` and
-``response_schema=Expense``, and ollama's ``chat(format=Expense.model_json_schema())`` run the seed's
-expense loop by hand against the stateless scripted demo; the served model reads the schema from each
-request's own field and answers in it, and each helper's own parser (where the SDK has one) turns the
-answer into an ``Expense``. toolslip's transports then run the same question through the Agent in each
-mode over each wire.
+``response_schema=Expense``, ollama's ``chat(format=Expense.model_json_schema())`` and boto3's
+``converse(outputConfig=...)`` run the seed's expense loop by hand against the stateless scripted demo;
+the served model reads the schema from each request's own field and answers in it, and each helper's own
+parser (where the SDK has one) turns the answer into an ``Expense``. toolslip's transports then run the
+same question through the Agent in each mode over each wire.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import boto3
 import ollama
 import openai
 import pytest
+from botocore.config import Config
 from botocore.credentials import Credentials
 from google import genai
 from google.genai import types
@@ -209,6 +211,43 @@ async def test_ollama_format_gets_an_expense(url: str) -> None:
                 messages.append({"role": "tool", "content": output, "tool_name": call.function.name})
     assert results == RESULTS
     assert Expense.model_validate_json(content) == EXPENSE
+
+
+async def test_boto3_converse_output_config_gets_an_expense(url: str) -> None:
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="not-a-secret",
+        config=Config(retries={"max_attempts": 1}),
+    )
+    tools = {"tools": [{"toolSpec": {"name": t.name, "description": t.description,
+                                     "inputSchema": {"json": t.parameters}}} for t in TOOLS]}  # fmt: skip
+    # Converse takes the schema as JSON text (botocore's JsonSchemaDefinition.schema is a string).
+    schema = {"name": "Expense", "schema": json.dumps(Expense.model_json_schema())}
+    output = {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": schema}}}
+    messages: list[Any] = [{"role": "user", "content": [{"text": QUESTION}]}]
+    results, said = [], None
+    for _ in range(8):
+        reply = await asyncio.to_thread(
+            client.converse, modelId=BEDROCK_MODEL, messages=messages, toolConfig=tools, outputConfig=output
+        )
+        said = reply["output"]["message"]
+        messages.append(said)
+        if reply["stopReason"] != "tool_use":
+            break
+        blocks = []
+        for block in said["content"]:
+            if "toolUse" in block:
+                use = block["toolUse"]
+                text = await run_tool(use["name"], use["input"])
+                results.append(text)
+                blocks.append({"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": text}]}})
+        messages.append({"role": "user", "content": blocks})
+    client.close()
+    assert results == RESULTS and said is not None
+    assert Expense.model_validate_json(said["content"][0]["text"]) == EXPENSE
 
 
 def transport(protocol: str, url: str) -> Model:
