@@ -21,7 +21,8 @@ becomes a bag (multiset) of items per category:
     flag        (flag, name)                namespace, defer_loading
     schema      schema                      the answer's JSON Schema (structured output), whichever field
                                             holds it: response_format, text.format, output_config.format,
-                                            output_format
+                                            output_format, Gemini's responseJsonSchema / responseSchema,
+                                            Converse's outputConfig.textFormat, Ollama's format
 
 Texts are compared with their whitespace removed, so splitting one text into two parts (or joining
 reasoning summaries) does not count as a change, but any changed character does.
@@ -269,7 +270,32 @@ def _schema(bag: _Bag, body: dict[str, Any]) -> dict[str, Any]:
         if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
             bag.add("schema", _canon(fmt.get("schema")))
             body[key] = {k: v for k, v in holder.items() if k != "format"}  # type: ignore[union-attr]
+    if isinstance(body.get("format"), dict):  # Ollama: the schema itself ("json" is JSON mode, a field)
+        bag.add("schema", _canon(body.pop("format")))
+    converse = body.get("outputConfig")
+    fmt = converse.get("textFormat") if isinstance(converse, dict) else None
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        text = ((fmt.get("structure") or {}).get("jsonSchema") or {}).get("schema")
+        try:
+            bag.add("schema", _canon(json.loads(text)))  # Converse sends the schema as JSON text
+        except (TypeError, ValueError):
+            bag.add("schema", text)
+        body["outputConfig"] = {k: v for k, v in converse.items() if k != "textFormat"}  # type: ignore[union-attr]
     return body
+
+
+def _gemini_output(bag: _Bag, generation: dict[str, Any]) -> set[str]:
+    """Gemini's structured output (JSON with a schema: ``responseJsonSchema``, or the older OpenAPI-flavoured
+    ``responseSchema``) counted as ``schema``; the keys that said it."""
+    if generation.get("responseMimeType") != "application/json":
+        return set()
+    if isinstance(generation.get("responseJsonSchema"), dict):
+        bag.add("schema", _canon(generation["responseJsonSchema"]))
+        return {"responseMimeType", "responseJsonSchema"}
+    if isinstance(generation.get("responseSchema"), dict):
+        bag.add("schema", _canon(_gemini_schema(generation["responseSchema"])))
+        return {"responseMimeType", "responseSchema"}
+    return set()
 
 
 def chat_request(body: dict[str, Any]) -> Content:
@@ -654,11 +680,12 @@ def gemini_request(body: dict[str, Any]) -> Content:
     for key in config.keys() - {"functionCallingConfig"}:
         bag.add("field", f"toolConfig.{key}")
     generation = body.get("generationConfig") or {}
+    output = _gemini_output(bag, generation)
     bag.setting("temperature", generation.get("temperature"))
     bag.setting("top_p", generation.get("topP"))
     bag.setting("stop", generation.get("stopSequences") or None)
     bag.setting("max_tokens", generation.get("maxOutputTokens"))
-    for key in generation.keys() - {"temperature", "topP", "stopSequences", "maxOutputTokens"}:
+    for key in generation.keys() - {"temperature", "topP", "stopSequences", "maxOutputTokens"} - output:
         if generation[key] not in (None, [], {}, ""):
             bag.add("field", f"generationConfig.{key}")
     _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})

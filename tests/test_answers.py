@@ -30,7 +30,7 @@ from toolslip.testing import ScriptedModel, StreamedModel, call, raw_call
 
 TOOLS = load_tools_file(str(Path(__file__).resolve().parents[1] / "examples" / "expenses.py"))
 QUESTION = "I spent 320 USD and 15000 JPY on a trip. How much is that in CNY, and how much each if 4 people split it?"
-WIRES = ["openai-chat", "openai-responses", "anthropic", "openai-functions"]
+WIRES = ["openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "ollama", "openai-functions"]
 
 
 class Expense(BaseModel):
@@ -78,7 +78,7 @@ async def test_the_expense_question_answers_an_expense_through_each_mode_on_ever
     assert json.loads(result.output)["per_person_cny"] == 750.65
 
 
-@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses", "anthropic"])
+@pytest.mark.parametrize("fmt", WIRES[:-1])
 def test_native_is_the_default_where_the_wire_has_a_field_and_tool_mode_elsewhere(fmt: str) -> None:
     agent = Agent(model=OverWire(fmt, ScriptedDemo()), tools=TOOLS, output_type=Expense)
     assert agent._answer is not None and agent._answer.mode == "native"

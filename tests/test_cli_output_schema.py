@@ -1,14 +1,17 @@
 """``toolslip run --output-schema``: the answer as validated JSON on stdout, through each mode; and
-``toolslip lint --output-schema``. Real subprocesses, the offline scripted demo."""
+``toolslip lint --output-schema``; ``toolslip resume`` of a typed run. Real subprocesses, the offline
+scripted demo."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from test_cli_run import toolslip  # the same subprocess, environment and timeout as every CLI test
+from toolslip.cli import EXIT_STOPPED
 
 QUESTION = "I spent 320 USD and 15000 JPY. Total in CNY, and per person for 4?"
 EXPENSE = {"total_cny": 3002.6, "per_person_cny": 750.65}
@@ -85,3 +88,41 @@ def test_lint_checks_an_output_schema(tmp_path: Path) -> None:
     assert rules == [("output-not-strict", None), ("param-closed-set", "label"), ("param-undescribed", "scores")]
     clean = toolslip("lint", "--output-schema", "examples/expenses.py:Expense", "--fail-on", "warning", home=tmp_path)
     assert clean.returncode == 0, clean.stdout
+
+
+# The seed's expense tools, with calc made side-effecting (it writes a book), so the run pauses for approval.
+BOOKED = """
+from pathlib import Path
+from toolslip import tool
+from toolslip._files import import_user_file
+
+EXAMPLE = import_user_file(%r, "tools file")
+fx = EXAMPLE.fx
+
+
+@tool(effects="side_effect")
+def calc(expr: str) -> str:
+    \"\"\"Evaluate an arithmetic expression exactly, and write it in the expense book.\"\"\"
+    with Path(__file__).with_name("book").open("a") as book:
+        book.write(expr + "\\n")
+    return EXAMPLE.calc.fn(expr)
+"""
+
+
+@pytest.mark.parametrize("mode", [None, "tool"])
+def test_resume_of_a_typed_run_ends_in_the_same_typed_answer(tmp_path: Path, mode: str | None) -> None:
+    tools = tmp_path / "booked.py"
+    tools.write_text(BOOKED % str(Path("examples/expenses.py").resolve()))
+    how = ["--output-mode", mode] if mode else []
+    paused = toolslip(
+        "run", str(tools), QUESTION, "--model", "scripted", "--output-schema", "examples/expenses.py:Expense",
+        "--approve", "pause", *how, home=tmp_path,
+    )  # fmt: skip
+    assert paused.returncode == EXIT_STOPPED, paused.stderr
+    assert paused.stdout == ""  # no value yet: the run waits for the first calc to be approved
+    run_id = re.findall(r"; run (\S+?)\]", paused.stderr)[-1]
+    # Nothing about the answer's type is given again: the journal holds it.
+    done = toolslip("resume", run_id, "--approve", "yes", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == EXPENSE
+    assert (tmp_path / "book").read_text() == "2297.6 + 705.0\n3002.6 / 4\n"

@@ -1,13 +1,18 @@
 """The embedded model's typed answers: llama.cpp's JSON-Schema grammar holds each answer to its schema, through
-the Agent and through ``toolslip serve`` with the OpenAI SDK's parse helper. What is checked is that the answer
+the Agent and through ``toolslip serve`` with the OpenAI SDK's parse helper, google-genai's
+``response_json_schema`` and ollama's ``format``. What is checked is that the answer
 parses and fits (the grammar's promise), not that a 0.5B model got the sums right."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
+import ollama
 import openai
 import pytest
+from google import genai
+from google.genai import types
 from pydantic import BaseModel, Field
 
 from toolslip import Agent, Settings, ToolSpec
@@ -27,6 +32,9 @@ class Sentiment(BaseModel):
 class Person(BaseModel):
     name: str
     age: int
+
+
+PERSON_QUESTION = "Extract the person: 'Maria Lopez, 34, lives in Lisbon.'"
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +63,37 @@ async def test_the_openai_parse_helper_gets_a_value_from_the_served_local_model(
     async with serve(model) as url, openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0) as client:
         reply = await client.chat.completions.parse(
             model="qwen",
-            messages=[{"role": "user", "content": "Extract the person: 'Maria Lopez, 34, lives in Lisbon.'"}],
+            messages=[{"role": "user", "content": PERSON_QUESTION}],
             response_format=Person,
             max_tokens=60,
         )
     parsed = reply.choices[0].message.parsed
     assert isinstance(parsed, Person) and parsed.name
+
+
+# google-genai's sync client runs in a worker thread: the server shares the test's event loop.
+async def test_google_genais_response_json_schema_holds_the_served_local_model(model: LocalModel) -> None:
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json", response_json_schema=Person.model_json_schema(), max_output_tokens=60
+    )
+    async with serve(model) as url:
+        with genai.Client(api_key="x", http_options=types.HttpOptions(base_url=url)) as client:
+            reply = await asyncio.to_thread(
+                client.models.generate_content, model="gemma", contents=PERSON_QUESTION, config=config
+            )
+    assert Person.model_validate_json(reply.text or "").name
+
+
+async def test_ollamas_format_holds_the_served_local_model(model: LocalModel) -> None:
+    async with serve(model) as url, ollama.AsyncClient(host=url) as client:
+        reply = await client.chat(
+            model="qwen",
+            messages=[{"role": "user", "content": PERSON_QUESTION}],
+            format=Person.model_json_schema(),
+            options={"num_predict": 60},
+            stream=False,
+        )
+    assert Person.model_validate_json(reply.message.content or "").name
 
 
 def test_the_answer_grammar_offers_calls_or_the_answer() -> None:

@@ -136,16 +136,24 @@ def is_model_file(spec: str | None) -> bool:
 
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
     """What `toolslip resume` and `run --continue` need to rebuild the agent: the model string, tools files
-    (``tools_file``, the first, for journals written before several could be given) and step limit."""
+    (``tools_file``, the first, for journals written before several could be given), step limit, and the
+    ``--output-schema`` and ``--output-mode`` of a typed run."""
     tools = getattr(args, "tools", None)
     files = [tools] if isinstance(tools, str) else list(tools or ())
     model = getattr(args, "model", None)
     if model is not None and is_model_file(model):  # resume may run in another folder
         path, _, name = model.rpartition(":")
         model = f"{os.path.abspath(path)}:{name}"
-    return {
+    meta = {
         "model": model,
         "tools_file": os.path.abspath(files[0]) if files else None,
         "tools_files": [os.path.abspath(f) for f in files],
         "max_steps": getattr(args, "max_steps", None),
     }
+    output_schema = getattr(args, "output_schema", None)
+    if output_schema:  # a typed run resumes typed: the same answer type, asked for the same way
+        path, _, name = output_schema.rpartition(":")
+        typed = is_model_file(output_schema)  # FILE.py:NAME, the same shape as a model file's
+        meta["output_schema"] = f"{os.path.abspath(path)}:{name}" if typed else os.path.abspath(output_schema)
+        meta["output_mode"] = getattr(args, "output_mode", None)
+    return meta

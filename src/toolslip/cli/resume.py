@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,13 +29,14 @@ from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
 from .conversation import add_limit_options, limits_from_args
 from .durable import add_rerun_option, add_run_options, hooks_from_args, is_model_file, rerun_approver_from_args
-from .files import load_tools_files
+from .files import load_output_type, load_tools_files
 from .interrupts import ctrl_c_held
 from .outcome import Outcome, pause_message
 from .render import Renderer
 from .runs import open_store
+from .streams import stdout_to_stderr
 
-__all__ = ["exit_code", "finish", "is_model_file", "load_model", "register"]
+__all__ = ["exit_code", "finish", "is_model_file", "load_model", "print_value", "register", "value_json"]
 
 
 def register(subparsers: Any) -> None:
@@ -79,20 +82,28 @@ def handle(args: argparse.Namespace) -> int:
             raise ConfigError(
                 "the journal does not say which tools file and model the run used; pass --tools and --model"
             )
+        output_type = load_output_type(meta["output_schema"]) if meta.get("output_schema") else None
         agent = Agent(
             model=load_model(model_spec),
             tools=load_tools_files(tools_files),
             max_steps=args.max_steps or meta.get("max_steps") or 8,
             hooks=hooks_from_args(args, journal),
             limits=limits_from_args(args),
+            output_type=output_type,
+            output_mode=meta.get("output_mode"),
         )
-        print(f"resuming run {args.run_id}: model {model_spec}, tools {', '.join(tools_files)}")
-        renderer = Renderer(sys.stdout)
+        out = sys.stdout if output_type is None else sys.stderr  # a typed run's stdout: the JSON alone, as run's
+        print(f"resuming run {args.run_id}: model {model_spec}, tools {', '.join(tools_files)}", file=out)
+        renderer = Renderer(out)
         outcome = Outcome(renderer, lambda step, call_id: (args.run_id, step, call_id) in journal.replayer.reran)
-        result = asyncio.run(journal.resume(agent, args.run_id, decisions, on_event=outcome))
+        with stdout_to_stderr() if output_type is not None else contextlib.nullcontext():  # a tool's prints too
+            result = asyncio.run(journal.resume(agent, args.run_id, decisions, on_event=outcome))
     finally:
         journal.release(args.run_id)  # when the run never began; the run itself releases it when it ends
-    return finish(result, outcome, renderer, journal, args.journal)
+    code = finish(result, outcome, renderer, journal, args.journal)
+    if output_type is not None:
+        print_value(result)
+    return code
 
 
 def finish(result: RunResult, outcome: Outcome, renderer: Renderer, journal: Journal | None, where: str | None) -> int:
@@ -112,6 +123,22 @@ def finish(result: RunResult, outcome: Outcome, renderer: Renderer, journal: Jou
             pending = entries[-1].data.get("pending", ()) if entries and entries[-1].kind == "finish" else ()
             print(pause_message(result.run_id, pending, where), file=sys.stderr)
     return exit_code(result)
+
+
+def print_value(result: RunResult) -> None:
+    """A typed run's answer: the validated value as JSON on stdout, or why there is none on stderr."""
+    if result.output_error is not None:
+        print(f"no valid answer: {result.output_error}", file=sys.stderr)
+    elif result.ok:
+        print(value_json(result.data))
+
+
+def value_json(value: Any) -> str:
+    """A validated answer as JSON text (pydantic models and dataclasses as their fields)."""
+    from ..agent.outputs import serialize_output
+
+    text = serialize_output(value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) or not isinstance(text, str) else text
 
 
 def _decisions(values: list[str]) -> dict[str, Decision]:

@@ -25,7 +25,7 @@ from .interrupts import ctrl_c_held
 from .mcp_option import add_mcp_option, mcp_sources
 from .outcome import Outcome
 from .render import Renderer
-from .resume import finish, is_model_file, load_model
+from .resume import finish, is_model_file, load_model, print_value, value_json
 from .runs import open_store
 from .streams import stdout_to_stderr
 
@@ -145,10 +145,10 @@ def _handle(args: argparse.Namespace) -> int:
         print(json.dumps(_transcript_json(result), ensure_ascii=False, indent=2))
         renderer.streamed = True  # the answer is in the JSON
     code = finish(result, outcome, renderer, journal, args.journal)
-    if result.output_error is not None:
+    if args.output_type is not None and not args.json:
+        print_value(result)
+    elif result.output_error is not None:
         print(f"no valid answer: {result.output_error}", file=sys.stderr)
-    elif args.output_type is not None and not args.json and result.ok:
-        print(_value_json(result.data))
     return code
 
 
@@ -204,7 +204,7 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
         "stop_reason": result.stop_reason,
         "steps": result.steps,
         "output": result.output,
-        **({"data": json.loads(_value_json(result.data))} if result.data is not None else {}),
+        **({"data": json.loads(value_json(result.data))} if result.data is not None else {}),
         "usage": {
             "input_tokens": result.usage.input_tokens,
             "output_tokens": result.usage.output_tokens,
@@ -217,14 +217,6 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
 
 def _listed(path: str | None) -> list[str]:
     return [path] if path else []
-
-
-def _value_json(value: Any) -> str:
-    """A validated answer as JSON text (pydantic models and dataclasses as their fields)."""
-    from ..agent.outputs import serialize_output
-
-    text = serialize_output(value)
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) or not isinstance(text, str) else text
 
 
 def _server_tool(text: str) -> ServerTool:

@@ -360,6 +360,9 @@ class OutputSchema:
     strict: bool | None = None
     """Ask the provider to hold the answer to the schema exactly (OpenAI ``strict``); ``None``: its default."""
     description: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    """What one format's spelling held beyond these fields, under the format's name (Gemini's older
+    ``responseSchema``, the exact JSON text of Converse's schema), so the field is written back as it came."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

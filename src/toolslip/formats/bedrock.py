@@ -11,6 +11,9 @@ What is particular to this format:
   ``system`` block list, ``cachePoint`` blocks included.
 - ``inferenceConfig`` holds ``maxTokens``, ``temperature`` and ``stopSequences``; its other keys
   (``topP``...) travel verbatim.
+- ``outputConfig.textFormat`` (``json_schema``, the schema as JSON text) is structured output
+  (``Request.output``); only some models on Bedrock honour it (Claude 4.5 and later, some open-weight
+  models), the others refuse the request: use a final-answer tool there (``Agent(output_mode='tool')``).
 - ``stopReason``: ``end_turn``, ``tool_use``, ``max_tokens``, ``stop_sequence``, ``guardrail_intervened``
   and ``content_filtered`` (read as ``content_filter``), ``malformed_model_output`` and
   ``malformed_tool_use`` (``other``, the word kept), ``model_context_window_exceeded`` (``max_tokens``).
@@ -48,7 +51,7 @@ from ._wire import (
     tool_list,
     unstash,
 )
-from .structured import output_to_wire
+from .structured import output_from_wire, output_to_wire
 
 STOP: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -154,9 +157,7 @@ def request_to_wire(request: Request) -> Json:
     if knobs is not None:
         body["inferenceConfig"] = knobs
     body.update(extra)
-    # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
-    # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
-    output_to_wire(NAME, request.output, body)
+    output_to_wire(NAME, request.output, body)  # next to outputConfig's other keys, if extra held some
     return body
 
 
@@ -198,6 +199,7 @@ def request_from_wire(body: object) -> Request:
         if rest or not config.get("tools"):
             extra["toolConfig"] = rest
     max_tokens, temperature, stop = knobs_from_wire(data, "inferenceConfig", _KNOBS, extra)
+    output = output_from_wire(NAME, extra)
     settings = Settings(
         max_tokens=max_tokens,
         temperature=temperature,
@@ -211,6 +213,7 @@ def request_from_wire(body: object) -> Request:
         tools=tuple(tools),
         settings=settings,
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 

@@ -309,10 +309,20 @@ def _output(
         if not tools and settings.tool_choice is None:
             settings = replace(settings, tool_choice=UseTool(FINAL_TOOL))
         return None, (*tools, spec), settings
-    if plan.target == "anthropic" and (output.strict is not None or output.description):
-        plan.note("output", "the schema's strict flag and description (Anthropic's format has neither)", "dropped")
-        output = replace(output, strict=None, description="")
+    lost = _OUTPUT_LACKS.get(plan.target)
+    keeps_description = plan.target == "bedrock"  # Converse's jsonSchema has a description, no strict flag
+    if lost is not None and (output.strict is not None or (output.description and not keeps_description)):
+        plan.note("output", lost, "dropped")
+        output = replace(output, strict=None, description=output.description if keeps_description else "")
     return output, tools, settings
+
+
+_OUTPUT_LACKS = {
+    name: f"the schema's strict flag and description ({service}'s format has neither)"
+    for name, service in (("anthropic", "Anthropic"), ("gemini", "Gemini"), ("ollama", "Ollama"))
+}
+_OUTPUT_LACKS["bedrock"] = "the schema's strict flag (Converse's format has none)"
+"""What a structured-output field without OpenAI's ``strict`` flag (and, but for Converse, description) loses."""
 
 
 _NEED_TOOLS = {"anthropic": "Anthropic", "bedrock": "Converse"}

@@ -12,8 +12,9 @@ What is particular to this format:
 - ``toolConfig.functionCallingConfig`` is ``tool_choice``: ``AUTO`` auto, ``NONE`` none, ``ANY`` required,
   ``ANY`` with one ``allowedFunctionNames`` entry a named tool; other spellings (``VALIDATED``, several
   names) travel verbatim. There is no parallel-calls switch.
-- ``generationConfig`` holds ``maxOutputTokens``, ``temperature`` and ``stopSequences``; its other keys
-  travel verbatim.
+- ``generationConfig`` holds ``maxOutputTokens``, ``temperature`` and ``stopSequences``, and structured
+  output (``responseMimeType: "application/json"`` with ``responseJsonSchema``, or the older
+  ``responseSchema``: ``Request.output``, see ``toolslip.formats.structured``); its other keys travel verbatim.
 - ``finishReason`` ``STOP`` covers tool calls too (read as ``tool_use`` when the answer holds calls);
   ``MALFORMED_FUNCTION_CALL`` (the model wrote a call that does not parse) reads as ``other`` with the raw
   word kept, so the loop can tell the model. Some SDKs record the proto enum's number; it goes back as
@@ -55,7 +56,7 @@ from ._wire import (
 )
 from .gemini_schema import from_gemini, to_gemini
 from .server_tools import render as render_server_tools
-from .structured import output_to_wire
+from .structured import output_from_wire, output_to_wire
 
 FINISH: dict[str, StopReason] = {
     "STOP": "end_turn",
@@ -243,9 +244,7 @@ def request_to_wire(request: Request) -> Json:
     if knobs is not None:
         body["generationConfig"] = knobs
     body.update(extra)
-    # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
-    # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
-    output_to_wire(NAME, request.output, body)
+    output_to_wire(NAME, request.output, body)  # after the knobs: it joins a generationConfig they began
     return body
 
 
@@ -291,6 +290,7 @@ def request_from_wire(body: object) -> Request:
         if rest or choice is None:
             extra["toolConfig"] = rest
     max_tokens, temperature, stop = knobs_from_wire(data, "generationConfig", _KNOBS, extra)
+    output = output_from_wire(NAME, extra)
     settings = Settings(
         max_tokens=max_tokens,
         temperature=temperature,
@@ -304,6 +304,7 @@ def request_from_wire(body: object) -> Request:
         tools=tuple(tools),
         settings=settings,
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 

@@ -12,6 +12,8 @@ What is particular to this format:
   no ``tool_name`` either), checked. Consecutive tool messages are one neutral ``tool`` message, and back.
   There is no error flag: an error result's content starts with ``"Error: "``, as for OpenAI.
 - Knobs live in ``options`` (``temperature``, ``num_predict`` = max tokens, ``stop``; others verbatim).
+- ``format`` holding a JSON Schema is structured output (``Request.output``); ``format: "json"`` (any JSON)
+  travels verbatim.
 - A response is ``{model, created_at, message, done, done_reason, prompt_eval_count, eval_count, ...}``:
   ``done_reason`` ``stop`` (``tool_use`` when the answer holds calls) or ``length``; it has no id.
 """
@@ -67,7 +69,7 @@ from ._wire import (
     unstash,
     with_fields,
 )
-from .structured import output_to_wire
+from .structured import output_from_wire, output_to_wire
 
 NAME = "ollama"
 
@@ -354,8 +356,6 @@ def request_to_wire(request: Request) -> Json:
     if knobs is not None:
         body["options"] = knobs
     body.update(extra)
-    # Its own structured-output field travels verbatim in Settings.extra; a neutral schema has no
-    # translation here yet, so it is refused rather than dropped (toolslip.convert offers a final tool).
     output_to_wire(NAME, request.output, body)
     return body
 
@@ -366,6 +366,7 @@ def request_from_wire(body: object) -> Request:
     extra = leftover(data, _BODY_KEYS)
     keep_empty(data, extra, ("tools",))
     max_tokens, temperature, stop = knobs_from_wire(data, "options", _KNOBS, extra)
+    output = output_from_wire(NAME, extra)
     settings = Settings(
         max_tokens=max_tokens,
         temperature=temperature,
@@ -378,6 +379,7 @@ def request_from_wire(body: object) -> Request:
         tools=tuple(tools),
         settings=settings,
         extra_tools=tuple(extra_tools),
+        output=output,
     )
 
 

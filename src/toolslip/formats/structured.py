@@ -7,6 +7,13 @@ One neutral :class:`~toolslip.core.messages.OutputSchema` (``Request.output``), 
 ``openai-responses``   ``text: {format: {type: json_schema, name, schema, strict}}``
 ``anthropic``          ``output_config: {format: {type: json_schema, schema}}`` (the beta's
                        ``output_format`` is read too, and written back as it came)
+``gemini``             ``generationConfig: {responseMimeType: "application/json",
+                       responseJsonSchema}`` (the older ``responseSchema``, Gemini's OpenAPI subset,
+                       is read too, and written back as it came)
+``bedrock``            ``outputConfig: {textFormat: {type: json_schema, structure: {jsonSchema:
+                       {schema, name, description}}}}``, the schema as JSON *text*
+``ollama``             ``format: <the JSON Schema>`` (``format: "json"``, JSON with no schema, stays
+                       verbatim in ``Settings.extra``)
 ``openai-functions``   none: the June-2023 API predates structured output (convert offers a
                        final-answer tool instead, see :mod:`toolslip.formats.conversion`)
 =====================  ===========================================================================
@@ -21,6 +28,7 @@ answer, so a field the caller left optional is absent again rather than ``null``
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +37,8 @@ from typing import Any
 from ..core.errors import CannotExpress
 from ..core.messages import OutputSchema
 from ._memo import RecentMemo
+from ._wire import unstash
+from .gemini_schema import from_gemini
 
 __all__ = [
     "FIELDS",
@@ -134,6 +144,110 @@ def _anthropic_from_wire(extra: Json) -> OutputSchema | None:
     return None
 
 
+_JSON = "application/json"
+
+
+def _gemini_fields(output: OutputSchema) -> Json:
+    """The two ``generationConfig`` keys: the older ``responseSchema`` if that is how the schema came (and
+    it still says the same), else ``responseJsonSchema``, which takes any JSON Schema."""
+    legacy = unstash(output.extra, "gemini").get("responseSchema")
+    if isinstance(legacy, dict) and from_gemini(legacy) == output.schema:
+        return {"responseMimeType": _JSON, "responseSchema": legacy}
+    return {"responseMimeType": _JSON, "responseJsonSchema": dict(output.schema)}
+
+
+_gemini_memo = RecentMemo(_gemini_fields)
+
+
+def _gemini_to_wire(output: OutputSchema, body: Json) -> None:
+    body["generationConfig"] = {**(body.get("generationConfig") or {}), **_gemini_memo(output)}  # next to knobs
+
+
+def _gemini_from_wire(extra: Json) -> OutputSchema | None:
+    config = extra.get("generationConfig")
+    if not isinstance(config, dict) or config.get("responseMimeType") != _JSON:
+        return None  # text, an enum (text/x.enum), or no generationConfig left after its knobs
+    schema, legacy = config.get("responseJsonSchema"), config.get("responseSchema")
+    if isinstance(schema, dict) and legacy is None:
+        key, output = "responseJsonSchema", OutputSchema(name="answer", schema=schema)
+    elif isinstance(legacy, dict) and schema is None:
+        key = "responseSchema"
+        output = OutputSchema(name="answer", schema=from_gemini(legacy), extra={"gemini": {key: legacy}})
+    else:
+        return None  # JSON mode with no schema (or both spellings at once): kept verbatim
+    rest = {k: v for k, v in config.items() if k not in ("responseMimeType", key)}
+    if rest:
+        extra["generationConfig"] = rest
+    else:
+        del extra["generationConfig"]
+    return output
+
+
+def _bedrock_text_format(output: OutputSchema) -> Json:
+    kept = unstash(output.extra, "bedrock")
+    text = kept.get("schema")
+    if not isinstance(text, str) or _parsed(text) != output.schema:  # Converse wants the schema as JSON text
+        text = json.dumps(output.schema, ensure_ascii=False)
+    spec: Json = {"schema": text}
+    if not kept.get("unnamed"):
+        spec["name"] = output.name
+    if output.description:
+        spec["description"] = output.description
+    return {"type": "json_schema", "structure": {"jsonSchema": spec}}
+
+
+_bedrock_format = RecentMemo(_bedrock_text_format)
+
+
+def _bedrock_to_wire(output: OutputSchema, body: Json) -> None:
+    body["outputConfig"] = {**(body.get("outputConfig") or {}), "textFormat": _bedrock_format(output)}
+
+
+def _bedrock_from_wire(extra: Json) -> OutputSchema | None:
+    config = extra.get("outputConfig")
+    fmt = config.get("textFormat") if isinstance(config, dict) else None
+    if not isinstance(config, dict) or not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    if not fmt.keys() <= {"type", "structure"}:
+        return None
+    structure = fmt.get("structure")
+    spec = structure.get("jsonSchema") if isinstance(structure, dict) and structure.keys() == {"jsonSchema"} else None
+    if not isinstance(spec, dict) or not spec.keys() <= {"schema", "name", "description"}:
+        return None
+    text, name, description = spec.get("schema"), spec.get("name"), spec.get("description")
+    schema = _parsed(text) if isinstance(text, str) else None
+    if not isinstance(schema, dict) or not isinstance(name, str | None) or not isinstance(description, str | None):
+        return None  # not JSON text of an object: sent on verbatim, for the service to judge
+    if description == "" or name == "":
+        return None  # an empty name or description would not come back: kept verbatim
+    rest = {k: v for k, v in config.items() if k != "textFormat"}
+    if rest:
+        extra["outputConfig"] = rest
+    else:
+        del extra["outputConfig"]
+    kept: Json = {"schema": text} if name is not None else {"schema": text, "unnamed": True}
+    return OutputSchema(name=name or "answer", schema=schema, description=description or "", extra={"bedrock": kept})
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _ollama_to_wire(output: OutputSchema, body: Json) -> None:
+    body["format"] = dict(output.schema)
+
+
+def _ollama_from_wire(extra: Json) -> OutputSchema | None:
+    schema = extra.get("format")
+    if not isinstance(schema, dict):
+        return None  # "json" (any JSON) or absent: kept verbatim
+    del extra["format"]
+    return OutputSchema(name="answer", schema=schema)
+
+
 @dataclass(frozen=True, slots=True)
 class NativeField:
     """How one format writes and reads ``Request.output``; ``field`` names it in messages."""
@@ -147,6 +261,9 @@ FIELDS: dict[str, NativeField] = {
     "openai-chat": NativeField("response_format", _chat_to_wire, _chat_from_wire),
     "openai-responses": NativeField("text.format", _responses_to_wire, _responses_from_wire),
     "anthropic": NativeField("output_config.format", _anthropic_to_wire, _anthropic_from_wire),
+    "gemini": NativeField("generationConfig.responseJsonSchema", _gemini_to_wire, _gemini_from_wire),
+    "bedrock": NativeField("outputConfig.textFormat", _bedrock_to_wire, _bedrock_from_wire),
+    "ollama": NativeField("format", _ollama_to_wire, _ollama_from_wire),
 }
 """Format name -> its structured-output field. A format not listed has none."""
 

@@ -15,9 +15,10 @@ fields the model cannot act on made every OpenAI Agents SDK request fail (it alw
 * refused: a key no service defines (a typo such as ``mirostat``), as a :class:`ConfigError` naming it,
   which ``serve`` answers with a 400 like the real services.
 
-Structured output (``response_format`` / ``text.format`` / ``output_config`` with a JSON schema) is read by
-the formats into ``Request.output`` where that is supported (the structured-output work); what still
-arrives here in those fields is reported as ignored, never refused.
+Structured output (``response_format`` / ``text.format`` / ``output_config`` / Gemini's ``generationConfig``
+/ Converse's ``outputConfig`` / Ollama's ``format`` with a JSON schema) is read by the formats into
+``Request.output``; what still arrives here in those fields (JSON mode with no schema) is reported as
+ignored, never refused.
 """
 
 from __future__ import annotations
@@ -110,6 +111,11 @@ _KNOWN = frozenset(
         "thinking",
         "user_profile_id",
         "workspace_id",
+        # What Gemini's generationConfig, Converse's outputConfig and Ollama's format hold besides a JSON
+        # schema (read into Request.output): JSON mode with no schema, an enum answer...
+        "generationConfig",
+        "outputConfig",
+        "format",
     }
 )
 

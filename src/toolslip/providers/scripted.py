@@ -110,7 +110,10 @@ def to_response(turn: Turn, usage: Usage | None = None, *, taken: Collection[str
     for part in message.parts:
         if isinstance(part, ToolCall):
             if part.id in used or not part.id:
-                part = replace(part, id=fresh_id())
+                fresh = fresh_id()
+                while fresh in used:  # a resumed run's transcript holds the ids an earlier process gave out
+                    fresh = fresh_id()
+                part = replace(part, id=fresh)
             used.add(part.id)
         parts.append(part)
     message = Message(role="assistant", parts=tuple(parts), name=message.name, extra=message.extra)
