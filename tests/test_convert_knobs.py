@@ -153,3 +153,12 @@ def test_the_written_knobs_read_back_as_the_same_body(fmt: str) -> None:
     body = _anthropic(**knobs) if fmt == "bedrock" else _chat(**knobs)
     native = convert(body, from_=source, to=fmt).data
     assert convert(native, from_=fmt, to=fmt).data == native
+
+
+def test_a_body_without_stream_keeps_its_meaning_across_ollama_whose_default_is_to_stream() -> None:
+    to_ollama = convert(_chat(), from_="openai-chat", to="ollama")
+    assert to_ollama.data["stream"] is False and to_ollama.lost[0].handled == "set to false"
+    ollama_body = {"model": "m", "messages": HI}
+    assert convert(ollama_body, from_="ollama", to="openai-chat").data["stream"] is True
+    assert convert(ollama_body, from_="ollama", to="anthropic").data["stream"] is True
+    assert "stream" not in convert(ollama_body, from_="ollama", to="gemini").data  # the endpoint says it

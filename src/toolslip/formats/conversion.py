@@ -312,7 +312,7 @@ def _request(plan: _Plan, request: Request, *, defaults: bool = True) -> Request
                 if plan.cannot(f"extra_tools[{i}]", what):
                     kept.append(tool)  # pragma: no cover - a declaration has no text to mark it with
             extra_tools = tuple(kept)
-        settings = _settings(plan, settings)
+        settings = _unsaid_stream(plan, request.settings, _settings(plan, settings), defaults)
     if plan.target == "openai-responses" and settings.stop:
         plan.cannot("settings.stop", "stop sequences")
         settings = replace(settings, stop=())
@@ -497,6 +497,26 @@ def _said_anyway(target: str, key: str, value: Any) -> tuple[str, str] | None:
         what = f"request field 'stream_options' (include_usage: {target} streams always report usage at their end)"
         return what, "left out"
     return None
+
+
+def _unsaid_stream(plan: _Plan, source: Settings, settings: Settings, request: bool) -> Settings:
+    """Say the default of a request body with no ``stream`` field (``source``) where the target's default is
+    the other one: Ollama streams unless told ``"stream": false``, the OpenAI formats and Anthropic answer
+    once. ``request`` is False for a tool list, which says nothing of streaming."""
+    where = "settings.extra.stream"
+    if not request or "stream" in source.extra:
+        return settings
+    if plan.target == "ollama" and plan.source not in _URL_MODEL:  # Gemini's, Converse's endpoint says it
+        plan.note(where, "request field 'stream' (absent: one answer; Ollama streams unless told)", "set to false")
+        return replace(settings, extra={**settings.extra, "stream": False})
+    if plan.source != "ollama":
+        return settings
+    if plan.target in _STREAMS_BY_ENDPOINT:
+        what = f"request field 'stream' (absent: Ollama streams; {_STREAMS_BY_ENDPOINT[plan.target]})"
+        plan.note(where, what, "left out of the body")
+        return settings
+    plan.note(where, "request field 'stream' (absent: Ollama streams by default)", "set to true")
+    return replace(settings, extra={**settings.extra, "stream": True})
 
 
 _NESTED_SETTINGS = frozenset(
