@@ -85,6 +85,7 @@ _ALL = set(CATEGORIES)
 # What a Loss says it lost, by words in Loss.what: the categories of content it may account for.
 _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("choices[1:]", _ALL),  # other answers of an n > 1 response
+    ("request field 'generationConfig.thinkingConfig", {"field", "setting"}),  # it holds the effort level
     ("request field 'generationConfig.", {"field"}),  # Gemini's knobs, response_schema among them
     ("schema", {"schema", "tool", "setting"}),  # structured output (as a final-answer tool where no field)
     ("token count", {"setting"}),
