@@ -162,3 +162,9 @@ def test_a_body_without_stream_keeps_its_meaning_across_ollama_whose_default_is_
     assert convert(ollama_body, from_="ollama", to="openai-chat").data["stream"] is True
     assert convert(ollama_body, from_="ollama", to="anthropic").data["stream"] is True
     assert "stream" not in convert(ollama_body, from_="ollama", to="gemini").data  # the endpoint says it
+
+
+def test_a_gemini_budget_below_anthropics_least_is_refused_not_sent() -> None:
+    config = {"thinkingConfig": {"thinkingBudget": 512, "includeThoughts": True}}
+    with pytest.raises(CannotExpress, match="thinkingConfig"):
+        convert({"contents": [], "generationConfig": config}, from_="gemini", to="anthropic")

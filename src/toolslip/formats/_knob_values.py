@@ -10,7 +10,8 @@ Sources of the spellings:
 
 - Gemini ``generationConfig.thinkingConfig``: ``thinkingBudget`` (tokens; 0 turns thinking off, -1 lets the
   model decide), ``includeThoughts`` (return the thought summaries), ``thinkingLevel`` (``MINIMAL``,
-  ``LOW``, ``MEDIUM``, ``HIGH``; Gemini 3), https://ai.google.dev/gemini-api/docs/thinking and
+  ``LOW``, ``MEDIUM``, ``HIGH``: Gemini 3's; which levels a model takes is the model's, as for OpenAI's
+  efforts), https://ai.google.dev/gemini-api/docs/thinking and
   https://ai.google.dev/api/generate-content#ThinkingConfig.
 - Ollama ``think`` on ``/api/chat``: ``true``/``false``, or ``"low"``/``"medium"``/``"high"`` for models
   that take an effort (gpt-oss), https://docs.ollama.com/capabilities/thinking.
@@ -45,6 +46,8 @@ def _words(words: tuple[str, ...], *, upper: bool = False) -> tuple[Convert, Con
 
 
 _DISABLED = {"type": "disabled"}
+_LEAST_BUDGET = 1024
+"""Anthropic refuses a smaller thinking budget (https://platform.claude.com/docs/en/build-with-claude/extended-thinking)."""
 
 
 def _budget(thinking: Any) -> int | None:
@@ -69,7 +72,7 @@ def _thinking_from_gemini(config: Any) -> Any:
     if not isinstance(config, Mapping) or config.keys() != {"thinkingBudget", "includeThoughts"}:
         return None  # -1 (the model decides), a level, or thoughts not returned: Anthropic has none of them
     budget = config["thinkingBudget"]
-    ok = config["includeThoughts"] is True and type(budget) is int and budget > 0
+    ok = config["includeThoughts"] is True and type(budget) is int and budget >= _LEAST_BUDGET
     return {"type": "enabled", "budget_tokens": budget} if ok else None
 
 
@@ -153,10 +156,10 @@ CONVERTERS: dict[tuple[str, str], tuple[Convert, Convert]] = {
     **{("allowed_tools", fmt): pair for fmt, pair in _ALLOWED.items()},
     ("reasoning_effort", "gemini"): _words(("minimal", "low", "medium", "high"), upper=True),
     ("reasoning_effort", "ollama"): _words(("low", "medium", "high")),
-    ("thinking", "gemini"): (_thinking_to_gemini, _thinking_from_gemini),
     # Responses' summary "auto" asks for the reasoning's summary at whatever detail the model gives, as
     # includeThoughts does; "concise" and "detailed" have no Gemini spelling.
     ("reasoning_summary", "gemini"): (lambda s: True if s == "auto" else None, lambda b: "auto" if b is True else None),
+    ("thinking", "gemini"): (_thinking_to_gemini, _thinking_from_gemini),
     ("thinking", "ollama"): (_thinking_to_think, _think_to_thinking),
 }
 """(shared field, format) -> (neutral value to the format's, the format's to neutral); absent: the same value."""
