@@ -668,7 +668,8 @@ def gemini_request(body: dict[str, Any]) -> Content:
     bag.setting("top_p", generation.get("topP"))
     bag.setting("stop", generation.get("stopSequences") or None)
     bag.setting("max_tokens", generation.get("maxOutputTokens"))
-    thinking = dict(generation.get("thinkingConfig") or {})
+    thinking = dict(generation.get("thinkingConfig") or generation.get("thinking_config") or {})
+    thinking = {_camel(k): v for k, v in thinking.items()}  # the API reads thinking_level as thinkingLevel
     level = thinking.pop("thinkingLevel", None)
     if isinstance(level, str):
         bag.setting("reasoning_effort", level.lower())  # the API's enum words are upper case
@@ -676,11 +677,23 @@ def gemini_request(body: dict[str, Any]) -> Content:
         bag.add("field", "reasoning")  # thought summaries asked for: Responses' reasoning.summary
     elif thinking:
         bag.add("field", "thinking")  # a budget (and whether thoughts come back): Anthropic's thinking
-    for key in generation.keys() - {"temperature", "topP", "stopSequences", "maxOutputTokens", "thinkingConfig"}:
+    for key in generation.keys() - {
+        "temperature",
+        "topP",
+        "stopSequences",
+        "maxOutputTokens",
+        "thinkingConfig",
+        "thinking_config",
+    }:
         if generation[key] not in (None, [], {}, ""):
             bag.add("field", _GEMINI_KNOBS.get(key, f"generationConfig.{key}"))
     _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})
     return bag.c
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word.title() for word in rest)
 
 
 _GEMINI_KNOBS = {

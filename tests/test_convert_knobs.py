@@ -168,3 +168,9 @@ def test_a_gemini_budget_below_anthropics_least_is_refused_not_sent() -> None:
     config = {"thinkingConfig": {"thinkingBudget": 512, "includeThoughts": True}}
     with pytest.raises(CannotExpress, match="thinkingConfig"):
         convert({"contents": [], "generationConfig": config}, from_="gemini", to="anthropic")
+
+
+def test_gemini_knobs_in_snake_case_are_read_as_the_api_reads_them() -> None:
+    config = {"top_k": 4, "thinking_config": {"thinking_budget": 2048, "include_thoughts": True}}
+    out = convert({"contents": [], "generationConfig": config}, from_="gemini", to="anthropic")
+    assert (out.data["top_k"], out.data["thinking"]) == (4, {"type": "enabled", "budget_tokens": 2048})

@@ -52,6 +52,7 @@ from ..core.messages import (
 from . import get_format
 from ._anthropic_blocks import plain_text
 from ._bedrock_blocks import document_format, image_format
+from ._gemini_parts import camel
 from ._knob_values import from_format, to_format
 from ._wire import BOOKKEEPING, CHAT_FAMILY, EMPTY_VALUES, OPENAI_FORMATS, tool_list, unstash
 from .anthropic import DEFAULT_MAX_TOKENS
@@ -527,9 +528,10 @@ _NESTED_SETTINGS = frozenset(
 
 def _nested(plan: _Plan, head: str, value: Mapping[str, Any], extra: dict[str, Any]) -> None:
     source = _family(plan.source)
-    for key, inner in value.items():
+    for key, inner in _camel(source, value).items():
         if inner in EMPTY_VALUES:
             continue
+        inner = _camel(source, inner) if isinstance(inner, Mapping) else inner
         spelled = f"{head}.{key}"
         if _translated(plan, extra, spelled, inner):
             continue
@@ -539,6 +541,11 @@ def _nested(plan: _Plan, head: str, value: Mapping[str, Any], extra: dict[str, A
             _nested(plan, spelled, inner, extra)  # Gemini's thinkingConfig: its keys are knobs of their own
             continue
         plan.cannot(f"settings.extra.{spelled}", _unsaid(plan, spelled, inner))
+
+
+def _camel(source: str, knobs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Gemini's knobs in camelCase: its API reads ``thinking_budget`` as ``thinkingBudget``, and SDKs send either."""
+    return camel(dict(knobs))[0] if source == "gemini" else knobs
 
 
 def _family(fmt: str) -> str:
