@@ -795,7 +795,11 @@ def bedrock_request(body: dict[str, Any]) -> Content:
     for key, value in (body.get("additionalModelRequestFields") or {}).items():
         if value not in (None, [], {}, ""):  # the model's own fields: Anthropic's, for Claude
             bag.add("field", key if key in ("top_k", "thinking") else f"additionalModelRequestFields.{key}")
-    _fields(bag, body, {"messages", "system", "toolConfig", "inferenceConfig", "additionalModelRequestFields"})
+    tier = body.get("serviceTier")
+    if tier not in (None, {}):
+        bag.add("field", "service_tier")  # OpenAI's field, spelled {"type": ...}
+    known = {"messages", "system", "toolConfig", "inferenceConfig", "additionalModelRequestFields", "serviceTier"}
+    _fields(bag, body, known)
     return bag.c
 
 

@@ -174,3 +174,10 @@ def test_gemini_knobs_in_snake_case_are_read_as_the_api_reads_them() -> None:
     config = {"top_k": 4, "thinking_config": {"thinking_budget": 2048, "include_thoughts": True}}
     out = convert({"contents": [], "generationConfig": config}, from_="gemini", to="anthropic")
     assert (out.data["top_k"], out.data["thinking"]) == (4, {"type": "enabled", "budget_tokens": 2048})
+
+
+def test_a_service_tier_both_sell_is_converse_service_tier() -> None:
+    bedrock, back = _back(_chat(service_tier="flex"), "bedrock")
+    assert bedrock["serviceTier"] == {"type": "flex"} and back["service_tier"] == "flex"
+    with pytest.raises(CannotExpress, match="the value 'auto' of request field 'service_tier'"):
+        convert(_chat(service_tier="auto"), from_="openai-chat", to="bedrock")

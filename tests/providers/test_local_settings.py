@@ -49,3 +49,16 @@ def test_thinking_turned_off_in_a_native_spelling_asks_for_what_the_model_does_a
 ) -> None:
     settings = get_format(fmt).request_from_wire(body).settings
     assert triage(settings, max_tokens=10, temperature=0.0, seed=0).ignored == ()
+
+
+def test_what_conversion_writes_in_a_native_body_is_ignored_by_name_not_refused() -> None:
+    gemini = {
+        "contents": [],
+        "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["a", "b"]}},
+    }
+    bedrock = {"messages": [], "serviceTier": {"type": "priority"}}
+    for fmt, body in (("gemini", gemini), ("bedrock", bedrock)):
+        settings = get_format(fmt).request_from_wire(body).settings
+        assert triage(settings, max_tokens=10, temperature=0.0, seed=0).ignored == (
+            next(iter(body.keys() - {"contents", "messages"})),
+        )

@@ -18,6 +18,8 @@ Sources of the spellings:
 - Gemini ``toolConfig.functionCallingConfig``: ``allowedFunctionNames`` is set only with mode ``ANY``,
   https://ai.google.dev/api/caching#FunctionCallingConfig; OpenAI's ``allowed_tools`` choice,
   https://platform.openai.com/docs/guides/function-calling#tool-choice.
+- Bedrock Converse's ``serviceTier``: ``{"type": "priority" | "default" | "flex" | "reserved"}``,
+  https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ServiceTier.html.
 - Bedrock Converse passes Anthropic's own ``thinking`` object to Claude in
   ``additionalModelRequestFields``, unchanged:
   https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html.
@@ -152,7 +154,18 @@ _ALLOWED: dict[str, tuple[Convert, Convert]] = {
 }
 
 
+_TIERS = ("default", "flex", "priority")
+"""The service tiers OpenAI and Bedrock both sell under the same word (OpenAI's auto and scale, Bedrock's
+reserved, are their own)."""
+
+
+def _tier_from_bedrock(tier: Any) -> Any:
+    ok = isinstance(tier, Mapping) and tier.keys() == {"type"} and tier["type"] in _TIERS
+    return tier["type"] if ok else None
+
+
 CONVERTERS: dict[tuple[str, str], tuple[Convert, Convert]] = {
+    ("service_tier", "bedrock"): (lambda word: {"type": word} if word in _TIERS else None, _tier_from_bedrock),
     **{("allowed_tools", fmt): pair for fmt, pair in _ALLOWED.items()},
     ("reasoning_effort", "gemini"): _words(("minimal", "low", "medium", "high"), upper=True),
     ("reasoning_effort", "ollama"): _words(("low", "medium", "high")),

@@ -110,7 +110,7 @@ SHARED_FIELDS: dict[str, dict[str, str]] = {
     },
     "user": {"openai-chat": "user", "openai-responses": "user", "anthropic": "metadata.user_id"},
     "metadata": {"openai-chat": "metadata", "openai-responses": "metadata"},
-    "service_tier": {"openai-chat": "service_tier", "openai-responses": "service_tier"},
+    "service_tier": {"openai-chat": "service_tier", "openai-responses": "service_tier", "bedrock": "serviceTier"},
     "reasoning_effort": {
         "openai-chat": "reasoning_effort",
         "openai-responses": "reasoning.effort",
@@ -143,7 +143,8 @@ Sources: Gemini ``GenerationConfig`` (https://ai.google.dev/api/generate-content
 ``logprobs``, ``top_logprobs`` (https://docs.ollama.com/api/chat); Bedrock Converse takes the knobs
 outside ``inferenceConfig`` in the model's own spelling in ``additionalModelRequestFields``, where
 Anthropic's models read ``top_k`` and ``thinking``
-(https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-call.html).
+(https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-call.html); Converse's
+``serviceTier`` (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ServiceTier.html).
 """
 _SHARED_TOOL_FIELDS = {"defer_loading": frozenset({"anthropic", "openai-responses"})}
 """Tool-declaration fields several formats spell the same way."""

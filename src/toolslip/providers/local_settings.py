@@ -112,6 +112,20 @@ _KNOWN = frozenset(
         "thinking",
         "user_profile_id",
         "workspace_id",
+        # Gemini, Bedrock Converse and Ollama (their objects of knobs are opened by _opened): what their
+        # readers leave in Settings.extra, among it what toolslip.convert writes (an allowed-names
+        # toolConfig, Converse's serviceTier)
+        "cachedContent",
+        "safetySettings",
+        "toolConfig",
+        "additionalModelResponseFieldPaths",
+        "guardrailConfig",
+        "performanceConfig",
+        "promptVariables",
+        "requestMetadata",
+        "serviceTier",
+        "format",
+        "keep_alive",
     }
 )
 
