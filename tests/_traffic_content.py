@@ -240,8 +240,16 @@ def _choice_value(choice: Any) -> Any:
             return "required"
         if "name" in choice and len(choice) == 1:
             return "name:" + str(choice["name"])
+        if choice.get("type") == "allowed_tools":  # Responses spells it flat, Chat in "allowed_tools"
+            inner = choice.get("allowed_tools") if isinstance(choice.get("allowed_tools"), dict) else choice
+            tools = [t.get("function", t) for t in inner.get("tools") or () if isinstance(t, dict)]
+            return _allowed(inner.get("mode"), [t.get("name") for t in tools if isinstance(t, dict)])
         return _canon(choice)
     return choice
+
+
+def _allowed(mode: Any, names: list[Any]) -> str:
+    return f"allowed:{mode}:" + ",".join(sorted(map(str, names)))
 
 
 def _fields(bag: _Bag, body: dict[str, Any], known: set[str]) -> None:
@@ -675,6 +683,8 @@ def gemini_request(body: dict[str, Any]) -> Content:
             bag.setting("tool_choice", "name:" + str(names[0]))
         elif calling.keys() == {"mode"} and calling["mode"] in _GEMINI_MODES:
             bag.setting("tool_choice", _GEMINI_MODES[calling["mode"]])
+        elif calling.get("mode") == "ANY" and isinstance(names, list):  # ANY among these: OpenAI's allowed_tools
+            bag.setting("tool_choice", _allowed(_GEMINI_MODES["ANY"], names))
         else:
             bag.add("field", "toolConfig.functionCallingConfig")
     for key in config.keys() - {"functionCallingConfig"}:
@@ -685,11 +695,46 @@ def gemini_request(body: dict[str, Any]) -> Content:
     bag.setting("top_p", generation.get("topP"))
     bag.setting("stop", generation.get("stopSequences") or None)
     bag.setting("max_tokens", generation.get("maxOutputTokens"))
-    for key in generation.keys() - {"temperature", "topP", "stopSequences", "maxOutputTokens"} - output:
+    thinking = dict(generation.get("thinkingConfig") or generation.get("thinking_config") or {})
+    thinking = {_camel(k): v for k, v in thinking.items()}  # the API reads thinking_level as thinkingLevel
+    level = thinking.pop("thinkingLevel", None)
+    if isinstance(level, str):
+        bag.setting("reasoning_effort", level.lower())  # the API's enum words are upper case
+    if thinking == {"includeThoughts": True}:
+        bag.add("field", "reasoning")  # thought summaries asked for: Responses' reasoning.summary
+    elif thinking:
+        bag.add("field", "thinking")  # a budget (and whether thoughts come back): Anthropic's thinking
+    for key in generation.keys() - {
+        "temperature",
+        "topP",
+        "stopSequences",
+        "maxOutputTokens",
+        "thinkingConfig",
+        "thinking_config",
+    } - output:
         if generation[key] not in (None, [], {}, ""):
-            bag.add("field", f"generationConfig.{key}")
+            bag.add("field", _GEMINI_KNOBS.get(key, f"generationConfig.{key}"))
     _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})
     return bag.c
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+_GEMINI_KNOBS = {
+    "seed": "seed",
+    "topK": "top_k",
+    "frequencyPenalty": "frequency_penalty",
+    "presencePenalty": "presence_penalty",
+    "candidateCount": "n",
+    "responseLogprobs": "logprobs",
+    "logprobs": "top_logprobs",
+}
+"""generationConfig keys that are knobs the OpenAI formats (or Anthropic) have too, by their names there."""
+_SHARED_OPTIONS = frozenset({"seed", "top_k", "frequency_penalty", "presence_penalty"})
+"""Ollama options that are top-level fields of the OpenAI formats (or Anthropic), with the same names."""
 
 
 def gemini_response(body: dict[str, Any]) -> Content:
@@ -774,7 +819,14 @@ def bedrock_request(body: dict[str, Any]) -> Content:
     bag.setting("max_tokens", inference.get("maxTokens"))
     for key in inference.keys() - {"temperature", "topP", "stopSequences", "maxTokens"}:
         bag.add("field", f"inferenceConfig.{key}")
-    _fields(bag, body, {"messages", "system", "toolConfig", "inferenceConfig"})
+    for key, value in (body.get("additionalModelRequestFields") or {}).items():
+        if value not in (None, [], {}, ""):  # the model's own fields: Anthropic's, for Claude
+            bag.add("field", key if key in ("top_k", "thinking") else f"additionalModelRequestFields.{key}")
+    tier = body.get("serviceTier")
+    if tier not in (None, {}):
+        bag.add("field", "service_tier")  # OpenAI's field, spelled {"type": ...}
+    known = {"messages", "system", "toolConfig", "inferenceConfig", "additionalModelRequestFields", "serviceTier"}
+    _fields(bag, body, known)
     return bag.c
 
 
@@ -827,8 +879,13 @@ def ollama_request(body: dict[str, Any]) -> Content:
     bag.setting("max_tokens", options.get("num_predict"))
     for key in options.keys() - {"temperature", "top_p", "stop", "num_predict"}:
         if options[key] not in (None, [], {}, ""):
-            bag.add("field", f"options.{key}")
-    _fields(bag, body, {"model", "messages", "tools", "options", "stream"})
+            bag.add("field", key if key in _SHARED_OPTIONS else f"options.{key}")
+    think = body.get("think")
+    if isinstance(think, str):
+        bag.setting("reasoning_effort", think)
+    elif isinstance(think, bool):
+        bag.add("field", "thinking")
+    _fields(bag, body, {"model", "messages", "tools", "options", "stream", "think"})
     return bag.c
 
 

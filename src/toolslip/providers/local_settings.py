@@ -29,6 +29,8 @@ from typing import Any
 
 from ..core.errors import ConfigError
 from ..core.messages import Settings
+from ..formats._knob_values import from_format
+from ..formats.conversion import SHARED_FIELDS
 
 __all__ = ["SAMPLING_KEYS", "Triage", "triage"]
 
@@ -111,13 +113,56 @@ _KNOWN = frozenset(
         "thinking",
         "user_profile_id",
         "workspace_id",
-        # What Gemini's generationConfig, Converse's outputConfig and Ollama's format hold besides a JSON
-        # schema (read into Request.output): JSON mode with no schema, an enum answer...
-        "generationConfig",
-        "outputConfig",
+        # Gemini, Bedrock Converse and Ollama (their objects of knobs are opened by _opened): what their
+        # readers leave in Settings.extra, among it what toolslip.convert writes (an allowed-names
+        # toolConfig, Converse's serviceTier)
+        "cachedContent",
+        "safetySettings",
+        "toolConfig",
+        "additionalModelResponseFieldPaths",
+        "guardrailConfig",
+        "performanceConfig",
+        "promptVariables",
+        "requestMetadata",
+        "serviceTier",
         "format",
+        "keep_alive",
+        # What Converse's outputConfig holds besides a JSON schema (read into Request.output)
+        "outputConfig",
     }
 )
+
+
+_NATIVE_KNOBS = {
+    "generationConfig": "gemini",
+    "inferenceConfig": "bedrock",
+    "additionalModelRequestFields": "bedrock",
+    "options": "ollama",
+}
+"""Gemini's, Converse's and Ollama's objects of knobs, which their readers keep whole in ``Settings.extra``."""
+
+
+def _shared(spelled: str, fmt: str, value: Any) -> tuple[str, Any]:
+    """(name, value) of a knob of format ``fmt`` that ``toolslip.convert`` knows, in its shared name and
+    neutral value (Gemini's ``thinkingConfig: {thinkingBudget: 0}`` is ``thinking: {type: disabled}``);
+    else ``spelled`` and ``value`` as they are."""
+    for name, spellings in SHARED_FIELDS.items():
+        neutral = from_format(name, fmt, value) if spellings.get(fmt) == spelled else None
+        if neutral is not None:
+            return name, neutral
+    return spelled, value
+
+
+def _opened(extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra`` with the native objects of knobs opened, each knob in its shared name (Gemini's ``topK`` is
+    ``top_k``) or, for one toolslip does not translate, its dotted path: a service's field, only ignored."""
+    out = dict(_shared(k, "ollama", v) if k == "think" else (k, v) for k, v in extra.items())
+    for head, fmt in _NATIVE_KNOBS.items():
+        knobs = out.pop(head, None)
+        for key, value in knobs.items() if isinstance(knobs, Mapping) else ():
+            name, neutral = _shared(f"{head}.{key}", fmt, value)
+            out[name] = neutral
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +183,11 @@ def triage(settings: Settings, *, max_tokens: int, temperature: float, seed: int
     ``max_tokens``, ``temperature`` and ``seed`` are the model's own defaults, used where the request
     sets none.
     """
-    extra = {k: v for k, v in settings.extra.items() if v is not None}
+    extra = {k: v for k, v in _opened(settings.extra).items() if v is not None}
     if extra.get("n", 1) != 1:  # serve asks once per choice; a direct caller would silently get one
         raise ConfigError("the local model returns one choice per request; drop n or ask again for more")
-    unknown = set(extra) - SAMPLING_KEYS - _MAPPED - _KNOWN - {*_LIMITS, "max_tool_calls"}
+    known = {k for k in extra if "." in k}  # inside a native object of knobs: a service's own field
+    unknown = set(extra) - SAMPLING_KEYS - _MAPPED - _KNOWN - known - {*_LIMITS, "max_tool_calls"}
     if unknown:
         raise ConfigError(
             f"the local model does not understand settings {sorted(unknown)}; "
@@ -156,5 +202,5 @@ def triage(settings: Settings, *, max_tokens: int, temperature: float, seed: int
     }
     options.update((k, v) for k, v in extra.items() if k in SAMPLING_KEYS)
     calls = extra.get("max_tool_calls")
-    ignored = sorted(k for k, v in extra.items() if k in _KNOWN and v not in _DEFAULTS.get(k, ()))
+    ignored = sorted(k for k, v in extra.items() if k in _KNOWN | known and v not in _DEFAULTS.get(k, ()))
     return Triage(options=options, max_tool_calls=calls if isinstance(calls, int) else None, ignored=tuple(ignored))
