@@ -704,14 +704,18 @@ def gemini_request(body: dict[str, Any]) -> Content:
         bag.add("field", "reasoning")  # thought summaries asked for: Responses' reasoning.summary
     elif thinking:
         bag.add("field", "thinking")  # a budget (and whether thoughts come back): Anthropic's thinking
-    for key in generation.keys() - {
-        "temperature",
-        "topP",
-        "stopSequences",
-        "maxOutputTokens",
-        "thinkingConfig",
-        "thinking_config",
-    } - output:
+    for key in (
+        generation.keys()
+        - {
+            "temperature",
+            "topP",
+            "stopSequences",
+            "maxOutputTokens",
+            "thinkingConfig",
+            "thinking_config",
+        }
+        - output
+    ):
         if generation[key] not in (None, [], {}, ""):
             bag.add("field", _GEMINI_KNOBS.get(key, f"generationConfig.{key}"))
     _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})
