@@ -10,14 +10,17 @@ threshold: the machine running the tests is shared and its speed varies tenfold.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 import anthropic
+import boto3
 import ollama
 import openai
 import pytest
+from botocore.config import Config
 from google import genai
 from google.genai import types
 
@@ -70,23 +73,46 @@ async def messages(base: str) -> Deltas:
                 yield text
 
 
-async def gemini(base: str) -> Deltas:
-    # google-genai's async client subclasses aiohttp's session, which aiohttp warns about: the sync client
-    # reads the stream in a worker thread, handing each text on as it arrives.
+async def in_thread(read: Callable[[Callable[[str], None]], None]) -> Deltas:
+    """The texts a sync SDK's stream hands to its callback in a worker thread, as they arrive."""
     loop, queue = asyncio.get_running_loop(), asyncio.Queue[str | None]()
-
-    def read() -> None:
-        config = types.GenerateContentConfig(max_output_tokens=TOKENS)
-        with genai.Client(api_key="x", http_options=types.HttpOptions(base_url=base)) as client:
-            for chunk in client.models.generate_content_stream(model="m", contents=PROMPT, config=config):
-                if chunk.text:
-                    loop.call_soon_threadsafe(queue.put_nowait, chunk.text)
-
-    reading = asyncio.ensure_future(asyncio.to_thread(read))
+    reading = asyncio.ensure_future(asyncio.to_thread(read, lambda t: loop.call_soon_threadsafe(queue.put_nowait, t)))
     reading.add_done_callback(lambda _: queue.put_nowait(None))
     while (text := await queue.get()) is not None:
         yield text
     await reading
+
+
+def gemini(base: str) -> Deltas:
+    # google-genai's async client subclasses aiohttp's session, which aiohttp warns about: the sync one
+    def read(hand_on: Callable[[str], None]) -> None:
+        config = types.GenerateContentConfig(max_output_tokens=TOKENS)
+        with genai.Client(api_key="x", http_options=types.HttpOptions(base_url=base)) as client:
+            for chunk in client.models.generate_content_stream(model="m", contents=PROMPT, config=config):
+                if chunk.text:
+                    hand_on(chunk.text)
+
+    return in_thread(read)
+
+
+def converse(base: str) -> Deltas:
+    def read(hand_on: Callable[[str], None]) -> None:
+        client = boto3.client(
+            "bedrock-runtime",
+            endpoint_url=base,
+            region_name="us-east-1",
+            aws_access_key_id="AKIDEXAMPLE",
+            aws_secret_access_key="x",
+            config=Config(retries={"max_attempts": 1}),
+        )
+        question = [{"role": "user", "content": [{"text": PROMPT}]}]
+        with contextlib.closing(client):
+            reply = client.converse_stream(modelId="m", messages=question, inferenceConfig={"maxTokens": TOKENS})
+            for event in reply["stream"]:
+                if text := event.get("contentBlockDelta", {}).get("delta", {}).get("text"):
+                    hand_on(text)
+
+    return in_thread(read)
 
 
 async def ollama_chat(base: str) -> Deltas:
@@ -101,7 +127,7 @@ async def ollama_chat(base: str) -> Deltas:
 Route = Callable[[str], Deltas]
 
 
-@pytest.mark.parametrize("route", [chat, responses, messages, gemini, ollama_chat], ids=lambda r: r.__name__)
+@pytest.mark.parametrize("route", [chat, responses, messages, gemini, ollama_chat, converse], ids=lambda r: r.__name__)
 async def test_text_reaches_the_client_while_the_model_is_still_decoding(
     base: str, model: LocalModel, route: Route
 ) -> None:
