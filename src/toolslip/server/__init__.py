@@ -37,11 +37,11 @@ Every answer has a request id (``x-request-id`` and ``request-id`` headers), whi
 A request with ``"stream": true`` is answered as the provider streams (``text/event-stream``): OpenAI
 ``chat.completion.chunk`` events ending in ``data: [DONE]`` (with the usage chunk when
 ``stream_options.include_usage`` asks for it), the Responses API's numbered ``response.created`` ...
-``response.completed`` events, Anthropic's named ``message_start`` ... ``message_stop`` events. A model
-that streams (the local model, a proxied service) has its text sent as it is written (:mod:`.live`); calls,
-usage and the stop reason follow when its answer is complete. Text and arguments are cut into small
-deltas, so the SDKs' streaming helpers work. On a streamed answer the ignored fields are named in the log
-line only: the headers are sent before the model has read the request's settings.
+``response.completed`` events, Anthropic's named ``message_start`` ... ``message_stop`` events. The local
+model's text is sent as it is decoded (:mod:`.live`); calls, usage and the stop reason follow when its
+answer is complete, and any other model's answer is complete before the first event. Text and arguments
+are cut into small deltas, so the SDKs' streaming helpers work. When text went out early, the ignored
+fields are named in the log line only: the headers were sent before the answer was complete.
 """
 
 from __future__ import annotations

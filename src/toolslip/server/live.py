@@ -68,7 +68,7 @@ class Live:
     sent: int = 0
 
     async def answer(self, model: Model, request: Request) -> ModelResponse:
-        """The model's response to ``request``, its text streamed on the way when the model can stream."""
+        """The model's response to ``request``, its text sent on the way when its stream begins with it."""
         if not (isinstance(model, StreamingModel) and getattr(model, "streams_text_first", False)):
             return dataclasses.replace(await model.complete(request), id=self.response_id)
         text = ""

@@ -20,8 +20,8 @@ timings its SDK types declare. Errors come back as the service writes them: Goog
 "message", "status"}}`` (with a ``BadRequest`` detail naming the field), AWS's ``{"message"}`` with the
 error's name in ``x-amzn-ErrorType`` (``ValidationException``...), Ollama's ``{"error": "..."}``.
 A stream is cut into the service's chunks by the format's stream module (``gemini_stream``,
-``bedrock_stream``, ``ollama_stream``) and framed here; a model that streams has its text sent as it is
-written (:mod:`.live`), the rest when its answer is complete.
+``bedrock_stream``, ``ollama_stream``) and framed here; the local model's text is sent as it is decoded
+(:mod:`.live`), the rest when its answer is complete.
 """
 
 from __future__ import annotations
