@@ -7,6 +7,7 @@ with the repeat guard inside the model it takes 2.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,13 +19,15 @@ pytestmark = pytest.mark.slow
 
 TOOLSLIP = str(Path(sys.executable).with_name("toolslip"))
 WEATHER = str(Path(__file__).resolve().parents[1] / "examples" / "weather.py")
+_PYTHONPATH = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
 
 
 def spawn(question: str, home: Path) -> pexpect.spawn:
     return pexpect.spawn(
         TOOLSLIP,
         ["run", WEATHER, question, "--model", "local", "--no-journal"],
-        env={"TOOLSLIP_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
+        # PYTHONPATH passed on: a checkout's source, first on the path, is what is tested
+        env={"TOOLSLIP_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), **_PYTHONPATH},
         encoding="utf-8",
         timeout=180,
     )
@@ -53,9 +56,10 @@ def test_ctrl_c_stops_a_long_answer_within_two_seconds_with_one_line(tmp_path: P
     exited = time.perf_counter() - pressed  # and the interpreter has freed the model and gone
     child.close()
     after = (said + (child.before or "")).split("^C")[-1]
-    # The generation stops within a second (0.02 s measured). Leaving the interpreter (freeing the model,
-    # finalisation) took another 0.9-2.5 s on the shared 2-core machine at load average 11: bounded loosely.
-    assert child.exitstatus == 130 and stopped < 1.0 and exited < 5.0, (stopped, exited, after)
+    # The generation stops within a second (0.01-0.04 s measured), and the process is gone within two: it
+    # leaves without the interpreter's teardown, which alone took 1.3-2.3 s at load average 10 (0.3-0.75 s
+    # from Ctrl-C to exit measured without it, most of it freeing the model).
+    assert child.exitstatus == 130 and stopped < 1.0 and exited < 2.0, (stopped, exited, after)
     lines = [line for line in after.splitlines() if line.strip()]
     assert lines[-1] == "toolslip run: interrupted" and "Traceback" not in after
     assert sum("interrupted" in line for line in lines) == 1

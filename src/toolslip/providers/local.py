@@ -129,6 +129,9 @@ class LocalModel:
     grammar: bool = True
     """Constrain tool calls with a grammar built from the tools' schemas (needed by the 0.5B model), and a
     structured answer (``Request.output``) with one built from its schema."""
+    streams_text_first: ClassVar[bool] = True
+    """What :meth:`stream` yields as text is, in order, the answer's one text part (calls come after it), so
+    ``toolslip serve`` can forward it as it is decoded (:mod:`toolslip.server.live`)."""
     output_mode: ClassVar[str] = "native"
     """Typed answers are asked for in ``Request.output``, which the grammar then guarantees."""
     repeat_guard: bool = True

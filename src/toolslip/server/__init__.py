@@ -37,9 +37,11 @@ Every answer has a request id (``x-request-id`` and ``request-id`` headers), whi
 A request with ``"stream": true`` is answered as the provider streams (``text/event-stream``): OpenAI
 ``chat.completion.chunk`` events ending in ``data: [DONE]`` (with the usage chunk when
 ``stream_options.include_usage`` asks for it), the Responses API's numbered ``response.created`` ...
-``response.completed`` events, Anthropic's named ``message_start`` ... ``message_stop`` events. The
-model's answer is complete before the first event is sent (a model's own stream is not forwarded yet);
-text and arguments are then cut into small deltas, so the SDKs' streaming helpers work.
+``response.completed`` events, Anthropic's named ``message_start`` ... ``message_stop`` events. The local
+model's text is sent as it is decoded (:mod:`.live`); calls, usage and the stop reason follow when its
+answer is complete, and any other model's answer is complete before the first event. Text and arguments
+are cut into small deltas, so the SDKs' streaming helpers work. When text went out early, the ignored
+fields are named in the log line only: the headers were sent before the answer was complete.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ..core.errors import ConfigError, FormatError, ProviderError, ToolslipError
-from ..core.messages import ModelResponse, Request, Usage
+from ..core.messages import Message, ModelResponse, Request, Usage
 from ..core.model import IGNORED, Model
 from ..formats import (
     anthropic,
@@ -71,6 +73,7 @@ from ..formats.server_tools import declared_server_tools
 from ..formats.sse import encode
 from .checks import Check, Rejection, check_chat, check_messages, check_responses
 from .echo import ECHOES, Echo, request_ids
+from .live import HungUp, Live
 from .wire_checks import not_local
 from .wires import ROUTES as OTHER_ROUTES
 from .wires import add_routes, error_response
@@ -240,32 +243,51 @@ class _Endpoint:
         hosted = declared_server_tools(self.wire.NAME, request.extra_tools, body)
         if hosted:
             return self._fail(400, Rejection(not_local(hosted), "tools"))
+        live = self._live(http, body, options, request.model) if stream else None
         try:
-            responses = [await self._answer(http.app[_MODEL], request) for _ in range(count)]
-        except ProviderError as exc:
-            return self._fail(exc.status if 400 <= exc.status < 600 else 502, Rejection(str(exc)))
-        except ConfigError as exc:  # a setting the served model refuses: the client's to fix, as a 400 says
-            return self._fail(400, Rejection(str(exc)))
+            responses = [await self._answer(http.app[_MODEL], request, live if count == 1 else None)]
+            responses += [await self._answer(http.app[_MODEL], request, None) for _ in range(count - 1)]
         except ToolslipError as exc:
-            return self._fail(500, Rejection(f"the model behind toolslip serve failed: {exc}"))
+            if live is not None and live.out is not None:  # the stream had begun: it can only stop short
+                _trace().error = str(exc)
+                return await live.cut()
+            return self._refused(exc)
         responses = [dataclasses.replace(r, id=responses[0].id) for r in responses]  # n choices, one id
         _trace().usage = _summed(responses).usage
         _trace().ignored = sorted({name for r in responses for name in r.extra.get(IGNORED, ())})
-        if stream:
-            frames = self.frames(responses, options)
-            for _, data in frames:
-                self.echo.finish_event(data, body, responses[0].id)
-            encoded = [encode(orjson.dumps(data).decode(), name) for name, data in frames]
-            return await _event_stream(http, [*encoded, self.done] if self.done else encoded)
+        if live is not None:
+            return await live.finish(self._encoded(responses, body, options))
         wire = _chat_body(responses) if self.choices else self.wire.response_to_wire(responses[0])
         self.echo.finish(wire, body, responses[0].id)
         return _json(200, wire)
 
-    async def _answer(self, model: Model, request: Request) -> ModelResponse:
+    def _live(self, http: web.Request, body: dict[str, Any], options: object, model: str) -> Live:
+        """The streamed answer: the model's text is written as it comes (``Live``) in this protocol's events."""
+        response_id = self.echo.prepare(ModelResponse(message=Message.assistant(""), stop_reason="end_turn")).id
+        return Live(http, lambda r: self._encoded([r], body, options), "text/event-stream", response_id, model)
+
+    def _encoded(self, responses: list[ModelResponse], body: dict[str, Any], options: object) -> list[bytes]:
+        """The whole event stream for ``responses``, with what the service adds to each event."""
+        frames = self.frames(responses, options)
+        for _, data in frames:
+            self.echo.finish_event(data, body, responses[0].id)
+        encoded = [encode(orjson.dumps(data).decode(), name) for name, data in frames]
+        return [*encoded, self.done] if self.done else encoded
+
+    async def _answer(self, model: Model, request: Request, live: Live | None) -> ModelResponse:
         # The served model decides which model answers; the client's name is echoed back, as the
         # services echo the model asked for.
-        response = await model.complete(dataclasses.replace(request, model=""))
+        asked = dataclasses.replace(request, model="")
+        response = await (live.answer(model, asked) if live is not None else model.complete(asked))
         return self.echo.prepare(dataclasses.replace(response, model=request.model))
+
+    def _refused(self, exc: ToolslipError) -> web.Response:
+        """The model's error before anything was sent, as the status a client can act on."""
+        if isinstance(exc, ProviderError):
+            return self._fail(exc.status if 400 <= exc.status < 600 else 502, Rejection(str(exc)))
+        if isinstance(exc, ConfigError):  # a setting the served model refuses: the client's to fix, as a 400 says
+            return self._fail(400, Rejection(str(exc)))
+        return self._fail(500, Rejection(f"the model behind toolslip serve failed: {exc}"))
 
     def _fail(self, status: int, problem: Rejection) -> web.Response:
         trace = _trace()
@@ -279,15 +301,6 @@ def _stateless(field: str) -> str:
         "whole conversation in input (function_call and function_call_output items included), in the "
         "foreground, instead."
     )
-
-
-async def _event_stream(http: web.Request, frames: list[bytes]) -> web.StreamResponse:
-    out = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-    await out.prepare(http)
-    for frame in frames:
-        await out.write(frame)
-    await out.write_eof()
-    return out
 
 
 def _json(status: int, body: dict[str, Any]) -> web.Response:
@@ -340,6 +353,9 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
     shape: ErrorShape = anthropic_error if anthropic_caller else openai_error
     try:
         return await handler(request)
+    except HungUp as exc:  # nothing to answer: the stream already began and its reader is gone
+        _trace().error = str(exc)
+        return exc.response
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -19,13 +19,15 @@ with ``response_to_wire``, adding what the real service adds (:class:`_Wire`): i
 timings its SDK types declare. Errors come back as the service writes them: Google's ``{"error": {"code",
 "message", "status"}}`` (with a ``BadRequest`` detail naming the field), AWS's ``{"message"}`` with the
 error's name in ``x-amzn-ErrorType`` (``ValidationException``...), Ollama's ``{"error": "..."}``.
-A stream is written once the model's answer is complete, cut into the service's chunks by the format's
-stream module (``gemini_stream``, ``bedrock_stream``, ``ollama_stream``) and framed here.
+A stream is cut into the service's chunks by the format's stream module (``gemini_stream``,
+``bedrock_stream``, ``ollama_stream``) and framed here; the local model's text is sent as it is decoded
+(:mod:`.live`), the rest when its answer is complete.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import uuid
 from collections.abc import Callable
@@ -36,13 +38,14 @@ import orjson
 from aiohttp import web
 
 from ..core.errors import FormatError, ProviderError, ToolslipError
-from ..core.messages import ModelResponse, Request, Usage
+from ..core.messages import Message, ModelResponse, Request, Usage
 from ..core.model import Model
 from ..formats import bedrock, bedrock_stream, gemini, gemini_stream, ollama, ollama_stream
 from ..formats.sse import encode
 from . import eventstream
 from .checks import Check, Rejection
 from .echo import Echo
+from .live import Live
 from .wire_checks import check_converse, check_gemini, check_ollama, not_local
 
 __all__ = ["ROUTES", "add_routes", "error_response"]
@@ -74,6 +77,14 @@ class WireFormat(Protocol):
 
 
 @dataclasses.dataclass(frozen=True)
+class Clock:
+    """When a request began: ``started`` for durations, ``at`` for the timestamps every chunk repeats."""
+
+    started: float = dataclasses.field(default_factory=time.perf_counter)
+    at: datetime = dataclasses.field(default_factory=lambda: datetime.now(UTC))
+
+
+@dataclasses.dataclass(frozen=True)
 class _Wire:
     """One service: its format, its ids (``echo``), its error shape, its refusals and what it adds to answers."""
 
@@ -83,12 +94,12 @@ class _Wire:
     check: Check
     """What the service refuses before any model sees the request."""
 
-    def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, started: float) -> None:
+    def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, clock: Clock) -> None:
         """Add what the service adds to an answer besides the format's fields."""
 
 
 class _Gemini(_Wire):
-    def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, started: float) -> None:
+    def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, clock: Clock) -> None:
         wire["modelVersion"] = model
         wire["responseId"] = response.id
         usage = wire.setdefault("usageMetadata", {})
@@ -101,21 +112,21 @@ class _Gemini(_Wire):
 
 
 class _Bedrock(_Wire):
-    def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, started: float) -> None:
+    def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, clock: Clock) -> None:
         usage = wire.setdefault("usage", {})
         usage.setdefault("inputTokens", response.usage.input_tokens)
         usage.setdefault("outputTokens", response.usage.output_tokens)
         usage.setdefault("totalTokens", usage["inputTokens"] + usage["outputTokens"])
-        wire.setdefault("metrics", {"latencyMs": round((time.perf_counter() - started) * 1000)})
+        wire.setdefault("metrics", {"latencyMs": round((time.perf_counter() - clock.started) * 1000)})
 
 
 class _Ollama(_Wire):
-    def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, started: float) -> None:
+    def finish(self, wire: dict[str, Any], model: str, response: ModelResponse, clock: Clock) -> None:
         wire["model"] = model
-        wire["created_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        wire["created_at"] = clock.at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         wire["done"] = True
         wire.setdefault("done_reason", "stop")
-        elapsed = round((time.perf_counter() - started) * 1e9)
+        elapsed = round((time.perf_counter() - clock.started) * 1e9)
         wire.setdefault("total_duration", elapsed)
         wire.setdefault("load_duration", 0)
         wire.setdefault("prompt_eval_count", response.usage.input_tokens)
@@ -200,7 +211,7 @@ class _Endpoint:
 
     async def answer(self, http: web.Request, named: str | None) -> web.StreamResponse:
         """Answer ``http``; ``named`` is the model the URL names (Gemini, Bedrock), else the body's."""
-        started = time.perf_counter()
+        clock = Clock()
         try:
             body = orjson.loads(await http.read())
         except orjson.JSONDecodeError as exc:
@@ -222,48 +233,62 @@ class _Endpoint:
         hosted = [key for item in request.extra_tools for key in item if key not in _CLIENT_TOOL_KEYS]
         if hosted:
             return self._fail(400, Rejection(not_local(hosted), "tools"))
+        # Google streams one JSON array without alt=sse: nothing of it can be sent before the end
+        live = self._live(http, asked, clock) if stream and not self._array(http) else None
         try:
-            response = await self.model(http).complete(dataclasses.replace(request, model=""))
-        except ProviderError as exc:
-            return self._fail(exc.status if 400 <= exc.status < 600 else 502, Rejection(str(exc)))
+            model, blank = self.model(http), dataclasses.replace(request, model="")
+            response = await (live.answer(model, blank) if live is not None else model.complete(blank))
         except ToolslipError as exc:
+            if live is not None and live.out is not None:  # the stream had begun: it can only stop short
+                self.trace().error = str(exc)
+                return await live.cut()
+            if isinstance(exc, ProviderError):
+                return self._fail(exc.status if 400 <= exc.status < 600 else 502, Rejection(str(exc)))
             return self._fail(500, Rejection(f"the model behind toolslip serve failed: {exc}"))
         response = self.wire.echo.prepare(dataclasses.replace(response, model=asked))
         self.trace().usage = response.usage
-        wire = self.wire.format.response_to_wire(response)
-        self.wire.finish(wire, asked, response, started)
-        if not stream:
-            return _json(200, wire)
-        return await self._stream(http, response, wire)
+        if live is not None:
+            return await live.finish(self._framed(response, asked, clock))
+        wire = self._wire_body(response, asked, clock)
+        return _json(200, self._gemini_chunks(response, wire) if stream else wire)
 
-    async def _stream(self, http: web.Request, response: ModelResponse, wire: dict[str, Any]) -> web.StreamResponse:
-        """The answer cut as the service streams it (by the format's stream module), with ``wire``'s echoes."""
+    def _array(self, http: web.Request) -> bool:
+        """The answer is Gemini's stream as one JSON array (``streamGenerateContent`` without ``alt=sse``)."""
+        return self.wire.format.NAME == gemini.NAME and http.query.get("alt") != "sse"
+
+    def _live(self, http: web.Request, asked: str, clock: Clock) -> Live:
+        """The streamed answer: the model's text is written as it comes (``Live``), framed as the service does."""
+        response_id = self.wire.echo.prepare(ModelResponse(message=Message.assistant(""), stop_reason="end_turn")).id
+        media = {bedrock.NAME: "application/vnd.amazon.eventstream", ollama.NAME: "application/x-ndjson"}
+        encode = functools.partial(self._framed, asked=asked, clock=clock)
+        return Live(http, encode, media.get(self.wire.format.NAME, "text/event-stream"), response_id, asked)
+
+    def _wire_body(self, response: ModelResponse, asked: str, clock: Clock) -> dict[str, Any]:
+        """The whole answer as the service writes it, with what it adds besides the format's fields."""
+        wire = self.wire.format.response_to_wire(response)
+        self.wire.finish(wire, asked, response, clock)
+        return wire
+
+    def _framed(self, response: ModelResponse, asked: str, clock: Clock) -> list[bytes]:
+        """The answer cut as the service streams it (by the format's stream module), with its echoes, framed."""
+        wire = self._wire_body(response, asked, clock)
         name = self.wire.format.NAME
         if name == bedrock.NAME:
             events = bedrock_stream.response_to_events(response)
             events[-1] = ("metadata", {key: wire[key] for key in ("usage", "metrics") if key in wire})
-            frames = [eventstream.event(kind, orjson.dumps(data)) for kind, data in events]
-            media = "application/vnd.amazon.eventstream"
-        elif name == ollama.NAME:
+            return [eventstream.event(kind, orjson.dumps(data)) for kind, data in events]
+        if name == ollama.NAME:
             lines = ollama_stream.response_to_chunks(response)
             head = {"model": wire["model"], "created_at": wire["created_at"]}
             lines = [{**line, **head} for line in lines[:-1]] + [{**wire, "message": lines[-1]["message"]}]
-            frames = [orjson.dumps(line) + b"\n" for line in lines]
-            media = "application/x-ndjson"
-        else:
-            chunks = gemini_stream.response_to_chunks(response)
-            ids = {key: wire[key] for key in ("modelVersion", "responseId", "usageMetadata")}
-            chunks = [{**chunk, **ids} for chunk in chunks]  # Google repeats them in every chunk
-            if http.query.get("alt") != "sse":  # Google streams one JSON array without alt=sse
-                return _json(200, chunks)
-            frames = [encode(orjson.dumps(chunk).decode()) for chunk in chunks]
-            media = "text/event-stream"
-        out = web.StreamResponse(headers={"Content-Type": media, "Cache-Control": "no-cache"})
-        await out.prepare(http)
-        for frame in frames:
-            await out.write(frame)
-        await out.write_eof()
-        return out
+            return [orjson.dumps(line) + b"\n" for line in lines]
+        return [encode(orjson.dumps(chunk).decode()) for chunk in self._gemini_chunks(response, wire)]
+
+    @staticmethod
+    def _gemini_chunks(response: ModelResponse, wire: dict[str, Any]) -> list[dict[str, Any]]:
+        chunks = gemini_stream.response_to_chunks(response)
+        ids = {key: wire[key] for key in ("modelVersion", "responseId", "usageMetadata")}
+        return [{**chunk, **ids} for chunk in chunks]  # Google repeats them in every chunk
 
     def _fail(self, status: int, problem: Rejection) -> web.Response:
         self.trace().error = problem.message
