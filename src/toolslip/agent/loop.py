@@ -11,14 +11,13 @@ The loop knows no provider and no wire format: it talks to a :class:`~toolslip.c
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeAlias
 
-from ..core.errors import ArgumentError, ConfigError, ToolError
+from ..core.errors import ConfigError
 from ..core.events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from ..core.messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult
 from ..core.model import Model
@@ -26,10 +25,10 @@ from ..core.result import DataT, RunResult, RunStopReason
 from ..core.streaming import collect
 from ._sync import run_sync
 from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
-from .execution import timeout_outcome
+from .calls import execute_call, not_executed, truncate_output
 from .hooks import Hook, RunContext, ToolAnswer
 from .limits import Budget, Limits
-from .tools import Tool, Toolbox, ToolLike, as_toolbox
+from .tools import Toolbox, ToolLike, as_toolbox
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
 
@@ -198,10 +197,10 @@ class Agent(Generic[DataT]):
                 stop = _MODEL_STOPS.get(response.stop_reason, "completed")
                 break
             if ctx.step == self.max_steps:  # no step left to show results: answer, never execute blindly
-                ctx.messages.append(Message.tool(_not_executed(c, self.max_steps) for c in calls))
+                ctx.messages.append(Message.tool(not_executed(c, self.max_steps) for c in calls))
                 break
             if over := budget.after_answer(ctx.usage) or budget.before_tools(calls_made, len(calls)):
-                ctx.messages.append(Message.tool(_not_executed(c, why=budget.why) for c in calls))
+                ctx.messages.append(Message.tool(not_executed(c, why=budget.why) for c in calls))
                 stop = over
                 break
             ctx.messages.append(Message.tool(await self._run_calls(ctx, calls)))
@@ -339,79 +338,6 @@ class Agent(Generic[DataT]):
         if self._semaphore is None or self._semaphore_loop is not loop:
             self._semaphore, self._semaphore_loop = asyncio.Semaphore(self.max_concurrency), loop
         return self._semaphore
-
-
-async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:
-    """Run one call and turn every failure into an error result that tells the model what to fix."""
-    if tool is None:
-        available = ", ".join(tools.names) or "(none)"
-        return _error(
-            call, f"unknown tool {call.name!r}. Available tools: {available}. Call one of them by its exact name."
-        )
-    if call.arguments is None:
-        problem = _json_problem(call.raw_arguments)
-        return _error(
-            call, f"the arguments are not a JSON object ({problem}). Send the call again with one JSON object."
-        )
-    try:
-        if tool.timeout is None:
-            output = await tool.invoke(call.arguments)
-        else:
-            output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
-    except ArgumentError as exc:
-        return _error(call, f"{exc}. Fix these arguments and call {tool.name} again.")
-    except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged
-        return ToolResult(
-            call_id=call.id,
-            name=call.name,
-            content=exc.content,
-            is_error=True,
-            untrusted=not tool.trusted_output,
-            outcome="failed",
-        )
-    except TimeoutError:
-        outcome = timeout_outcome(tool.fn, tool.isolate)
-        return _error(call, f"{tool.name} timed out after {tool.timeout:g} s and {outcome}.")
-    except Exception as exc:  # a tool's own failure is information for the model, not a crash
-        return _error(call, f"{tool.name} failed: {type(exc).__name__}: {exc}")
-    untrusted, spans = tool.untrusted_parts(output)
-    return ToolResult(
-        call_id=call.id, name=call.name, content=output, untrusted=untrusted, untrusted_spans=spans, outcome="ran"
-    )
-
-
-def _error(call: ToolCall, text: str) -> ToolResult:
-    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, outcome="failed")
-
-
-def truncate_output(result: ToolResult, tool: Tool | None) -> ToolResult:
-    """Cut text output longer than the tool's ``max_output_chars``, with a marker the model can read."""
-    limit = tool.max_output_chars if tool is not None else None
-    if limit is None or not isinstance(result.content, str) or len(result.content) <= limit:
-        return result
-    cut = len(result.content) - limit
-    marker = f"\n[... output truncated: {cut} more characters not shown]"
-    return replace(result, content=result.content[:limit] + marker)
-
-
-def _json_problem(raw: str | None) -> str:
-    if raw is None:
-        return "no arguments were sent"
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; got {raw[:200]!r}"
-    return f"got a JSON {type(value).__name__}, not an object"
-
-
-def _not_executed(call: ToolCall, limit: int = 0, *, why: str = "") -> ToolResult:
-    return ToolResult(
-        call_id=call.id,
-        name=call.name,
-        content=f"not executed: {why or f'the run reached its step limit of {limit} model calls'}",
-        is_error=True,
-        outcome="not_executed",
-    )
 
 
 # --- one-call entry points ----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Request knobs whose *values* are spelled differently by each format, for ``toolslip.convert``.
 
-A row of ``conversion.SHARED_FIELDS`` renames a field; the converters here also translate its value,
+A row of ``_conversion_settings.SHARED_FIELDS`` renames a field; the converters here also translate its value,
 through a neutral value: Chat's effort word (``"low"``) for ``reasoning_effort``, Anthropic's object
 (``{"type": "enabled", "budget_tokens": 2048}``) for ``thinking``. A converter returns ``None`` for a
 value the other side has no exact spelling of, which ``convert`` then reports (an effort is not a token

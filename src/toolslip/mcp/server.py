@@ -1,6 +1,6 @@
 """toolslip tools served as an MCP server, over stdio or streamable HTTP.
 
-Every call goes through :func:`toolslip.agent.loop.execute_call`, the loop's own runner, so an MCP client gets
+Every call goes through :func:`toolslip.agent.calls.execute_call`, the loop's own runner, so an MCP client gets
 exactly what a model would: arguments validated and coerced, failures and timeouts as ``isError``
 results that say what to fix. Effects become MCP annotations, and the exact effects ride along in
 ``_meta`` for toolslip clients (see :mod:`toolslip.mcp.mapping`).
@@ -20,8 +20,8 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from ..agent.calls import execute_call
 from ..agent.execution import run_in_thread
-from ..agent.loop import execute_call
 from ..agent.tools import Toolbox
 from ..core.messages import ToolCall
 from ..core.version import __version__

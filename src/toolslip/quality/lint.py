@@ -30,6 +30,10 @@ at the end, so :func:`lint_output` holds its fields to the parameter rules and a
 
 Any source of tools can be linted: :func:`lint` takes ``Tool`` objects (effects known) or ``ToolSpec``
 declarations from any wire format or an MCP server (pass ``effects`` when the server declares them).
+
+The table of rules and the checks that raise them stay in one module (about 460 lines) because each
+finding's message and suggestion are worded against its row of the table; the heuristics the checks ask
+(phrase lists, similarity, formats) are :mod:`toolslip.quality.lint_rules`.
 """
 
 from __future__ import annotations
