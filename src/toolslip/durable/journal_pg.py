@@ -36,6 +36,7 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import orjson
@@ -79,17 +80,39 @@ CREATE OR REPLACE TRIGGER entries_no_truncate BEFORE TRUNCATE ON toolslip.entrie
     FOR EACH STATEMENT EXECUTE FUNCTION toolslip.append_only();
 """
 
-_APPEND = """
-INSERT INTO toolslip.entries (run_id, at, kind, step, key, data, token)
-VALUES (%(run)s, extract(epoch FROM clock_timestamp()), %(kind)s, %(step)s, %(key)s, %(data)s, %(token)s)
-ON CONFLICT (token) DO NOTHING
-"""
-_APPEND_LEASED = """
-WITH held AS (SELECT 1 FROM toolslip.leases WHERE run_id = %(run)s AND owner = %(owner)s FOR SHARE)
-INSERT INTO toolslip.entries (run_id, at, kind, step, key, data, token)
-SELECT %(run)s, extract(epoch FROM clock_timestamp()), %(kind)s, %(step)s, %(key)s, %(data)s, %(token)s FROM held
-ON CONFLICT (token) DO NOTHING
-"""
+
+def _insert(*, leased: bool, durable: bool) -> str:
+    """The statement that writes one entry (see the module docstring for ``durable``).
+
+    ``leased``: only while the lease names ``owner``, a row that the statement locks ``FOR SHARE``. An entry
+    that is not ``durable`` turns ``synchronous_commit`` off for its own one-statement transaction. A
+    ``durable`` one is written only if this process's entries not yet known durable (tokens ``before``) and
+    the last entry it read (``read``, a seq or NULL) are all still there: a server crash may have lost them.
+    """
+    sources = (["held"] if leased else []) + ([] if durable else ["later"])
+    ctes = ([_HELD] if leased else []) + ([] if durable else [_LATER])
+    guard = _STILL_THERE if durable else ""
+    return (
+        ("WITH " + ", ".join(ctes) + "\n" if ctes else "")
+        + "INSERT INTO toolslip.entries (run_id, at, kind, step, key, data, token)\n"
+        + "SELECT %(run)s, extract(epoch FROM clock_timestamp()), %(kind)s, %(step)s, %(key)s, %(data)s, %(token)s"
+        + (" FROM " + ", ".join(sources) if sources else "")
+        + guard
+        + "\nON CONFLICT (token) DO NOTHING"
+    )
+
+
+_BOTH = (False, True)
+_HELD = "held AS (SELECT 1 FROM toolslip.leases WHERE run_id = %(run)s AND owner = %(owner)s FOR SHARE)"
+_LATER = "later AS (SELECT set_config('synchronous_commit', 'off', true))"
+_STILL_THERE = """
+WHERE (SELECT count(*) FROM toolslip.entries WHERE token = ANY(%(before)s::uuid[])) = cardinality(%(before)s::uuid[])
+  AND (%(read)s::bigint IS NULL OR EXISTS (SELECT 1 FROM toolslip.entries WHERE seq = %(read)s::bigint))"""
+_INSERT = {(leased, durable): _insert(leased=leased, durable=durable) for leased in _BOTH for durable in _BOTH}
+
+_AFTER_THE_FACT = frozenset({"model", "tool_end"})
+"""Entries that record what already happened, committed without waiting for the disk (the module docstring)."""
+
 # Ages by the server's clock; Holder gets them as times on ours (now - age), so alive() judges by the server.
 _HOLDER = """
 SELECT run_id, owner, pid, host, node, started, extract(epoch FROM now() - taken_at)::float8,
@@ -163,6 +186,7 @@ class PostgresStore:
             self.pool.close()
             raise ConfigError(f"cannot open the run journal {self.path}: {_reason(exc)}") from None
         self.leases = PgLeases(self, ttl, host)
+        self._unsure: dict[str, _Unsure] = {}
 
     # --- statements, with retries over dropped connections ----------------------------------------------
 
@@ -214,19 +238,61 @@ class PostgresStore:
         key: str = "",
         lease: Lease | None = None,
     ) -> None:
-        """Write one entry; with ``lease``, only if that lease still holds the run, in the same statement."""
+        """Write one entry; with ``lease``, only if that lease still holds the run, in the same statement.
+
+        ``model`` and ``tool_end`` entries return once committed, before they are on disk; any other entry
+        returns once it, and every entry written before it, is on disk (the module docstring says why).
+        """
         row = {"run": run_id, "kind": kind, "step": step, "key": key, "data": orjson.dumps(data)}
         row |= {"token": uuid.uuid4(), "owner": lease.owner if lease is not None else None}
-        statement = _APPEND if lease is None else _APPEND_LEASED
+        durable = kind not in _AFTER_THE_FACT
+        statement = _INSERT[lease is not None, durable]
+        unsure = self._unsure.setdefault(run_id, _Unsure())
 
         def write(conn: psycopg.Connection[Any], attempt: int) -> bool:
-            if conn.execute(statement, row).rowcount:
-                return True
-            # Nothing written: on a retry, the first attempt may have been committed unacknowledged.
-            return bool(attempt) and conn.execute(_TOKEN_SEEN, row).fetchone() is not None
+            # A retry follows a dropped connection, perhaps a server crash: what it lost goes back first,
+            # in order. A durable entry checks anyway, in its own statement (a crash can go unnoticed).
+            if attempt and self._restore(conn, run_id, unsure) is None:
+                return False
+            if durable:
+                row["before"], row["read"] = [r["token"] for r in unsure.rows], unsure.read
+            while True:
+                if conn.execute(statement, row).rowcount:
+                    return True
+                # Nothing written: on a retry, the first attempt may have been committed unacknowledged.
+                if attempt and conn.execute(_TOKEN_SEEN, row).fetchone() is not None:
+                    return True
+                if not durable or not self._restore(conn, run_id, unsure):
+                    return False  # the lease names another owner
 
-        if not self.retrying(f"writing its {kind} entry", run_id, write) and lease is not None:
-            lease.lose()
+        if not self.retrying(f"writing its {kind} entry", run_id, write):
+            if lease is not None:
+                lease.lose()
+            return
+        if durable:
+            self._unsure.pop(run_id, None)  # this commit waited for the disk, so did every earlier one
+        else:
+            unsure.rows.append(row)
+
+    def _restore(self, conn: psycopg.Connection[Any], run_id: str, unsure: _Unsure) -> int | None:
+        """Write again, in order, the entries of ``unsure`` that a server crash lost: how many (``None``: the
+        lease names another owner, so nothing could be written).
+
+        An entry this process read and acted on that the crash took away cannot be written again (another
+        process wrote it): the run stops with one sentence, and the next resume reads what the disk kept.
+        """
+        if unsure.read is not None and conn.execute(_SEQ_SEEN, (unsure.read,)).fetchone() is None:
+            raise JournalError(
+                f"the run journal {self.path} lost, in a crash of the database server, entries of run {run_id} "
+                f"that this process had read; the run stops here, and `toolslip resume {run_id}` continues it "
+                "from what was kept"
+            )
+        kept = {token for (token,) in conn.execute(_TOKENS_SEEN, ([r["token"] for r in unsure.rows],))}
+        lost = [r for r in unsure.rows if r["token"] not in kept]
+        for again in lost:
+            if not conn.execute(_INSERT[again["owner"] is not None, False], again).rowcount:
+                return None
+        return len(lost)
 
     def entries(self, run_id: str) -> list[Entry]:
         def read(conn: psycopg.Connection[Any], attempt: int) -> list[Entry]:
@@ -239,7 +305,10 @@ class PostgresStore:
                 for seq, run, at, kind, step, key, data in rows
             ]
 
-        return self.retrying("reading it", run_id, read)
+        entries = self.retrying("reading it", run_id, read)
+        if entries:  # what was read may not be on disk yet: the run's next durable entry checks it still is
+            self._unsure.setdefault(run_id, _Unsure()).read = entries[-1].seq
+        return entries
 
     def runs(self, limit: int = 50) -> list[RunSummary]:
         """The newest ``limit`` runs, with their status: plain reads, which never wait for writers."""
@@ -310,6 +379,18 @@ class PostgresStore:
 
 
 _TOKEN_SEEN = "SELECT 1 FROM toolslip.entries WHERE token = %(token)s"
+_TOKENS_SEEN = "SELECT token FROM toolslip.entries WHERE token = ANY(%s::uuid[])"
+_SEQ_SEEN = "SELECT 1 FROM toolslip.entries WHERE seq = %s"
+
+
+@dataclass(kw_only=True)
+class _Unsure:
+    """What of one run this process wrote or read that may not be on the server's disk yet."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    """Entries committed without waiting for the disk since the run's last durable one, in order."""
+    read: int | None = None
+    """The seq of the last entry read, until a durable entry of this process follows it."""
 
 
 def _finished(kind: str, data: bytes) -> bool:
@@ -388,6 +469,7 @@ class PgLeases(LeaseKeeper):
             lease.lost = self.holder(lease.run_id) or True
 
     def _delete(self, lease: Lease) -> None:
+        self.store._unsure.pop(lease.run_id, None)  # the run's last entry was durable, or the run stopped
         with self.store._connection() as conn:
             conn.execute("DELETE FROM toolslip.leases WHERE run_id = %s AND owner = %s", (lease.run_id, lease.owner))
 
