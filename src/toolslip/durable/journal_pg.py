@@ -21,6 +21,33 @@ so that a write whose commit was not acknowledged is never stored twice. A write
 server stays down, a statement timeout, a full disk) raises :class:`~toolslip.core.errors.JournalError`
 with one sentence; the run stops there and ``toolslip resume`` goes on from what was written.
 
+Only what must be on disk before something else happens waits for the disk. Each commit of ``start``,
+``resume``, ``tool_start`` of a side-effecting call (the write-ahead record), ``finish`` and ``abort`` waits for
+the server's WAL flush (``synchronous_commit`` on, a run's last entry and anything a user is told about
+included); ``model`` and ``tool_end`` entries, which record what has already happened, are committed with
+``synchronous_commit`` off for their own transaction and return before the disk has them. This is sound
+because PostgreSQL's WAL is one sequence: a flush writes everything before the commit it waits for, so
+the next durable entry of a run (its next ``tool_start``, at the latest its ``finish``) makes every entry
+before it durable too, before the next tool runs or the run is reported over. A crash of the server (or
+of its machine) can therefore lose only the run's newest entries after its last durable one: a prefix of
+the run survives, which is exactly what a crash of the writer at that point would have left. A lost
+``tool_end`` makes its call "cut off" (a ``tool_start`` with no end), which ``resume`` puts to the rerun
+policy as it always did, and a lost ``model`` entry is a model call asked again. The ``tool_start`` of a
+read-only or idempotent call waits for nothing either: ``resume`` runs such a cut-off call again without
+asking, so whether its start survived changes nothing. Nothing else depends on these entries: leases
+are their own durable rows, ``Dedup`` remembers within a run (replayed from the same entries), a paused
+run's ``finish`` (its pending calls) is durable, and the fleet records an outcome only after the durable
+``finish`` it reads.
+
+Two cases would break the prefix, and are closed. A writer that outlives the crash (its connection
+dropped, the statement retried) would go on past entries the server lost; so it keeps each entry it
+committed without waiting until a durable one follows (at most ``_MOST_UNSURE``), and on any retry, and
+in the statement of every durable entry, checks that they are all still there (by their tokens), writing
+the lost ones again, in order, before going on. A process that read a run (a resume, a fleet worker
+taking over) may have read entries that were not on disk yet and are then lost; its next durable entry
+also checks that the last entry it read is still there, and if not the run stops with one sentence
+rather than go on from a history the journal no longer holds.
+
 Connections come from a small pool (psycopg_pool), so the heartbeat thread and the run share them.
 ``prune`` removes one finished run at a time, each in a short transaction that holds that run's lease, so
 live writers of other runs never wait on it; the space goes back to PostgreSQL (``VACUUM``) for new
@@ -44,6 +71,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from ..core.effects import is_side_effecting, parse_effects
 from ..core.errors import ConfigError, JournalError, RunBusy
 from .journal_store import FINISHED, Entry, PruneReport, RunSummary, summary_of
 from .lease import _HOST, _NODE, TTL, Holder, Lease, LeaseKeeper, _started, busy_message
@@ -112,6 +140,18 @@ _INSERT = {(leased, durable): _insert(leased=leased, durable=durable) for leased
 
 _AFTER_THE_FACT = frozenset({"model", "tool_end"})
 """Entries that record what already happened, committed without waiting for the disk (the module docstring)."""
+
+
+def _after_the_fact(kind: str, data: Mapping[str, Any]) -> bool:
+    """Whether an entry may be committed without waiting for the disk (the module docstring says why)."""
+    if kind == "tool_start":  # the write-ahead record of a call that resume runs again anyway need not wait
+        effects = data.get("effects")
+        return effects is not None and not is_side_effecting(parse_effects(effects))
+    return kind in _AFTER_THE_FACT
+
+
+_MOST_UNSURE = 64
+"""Entries of a run kept in memory until a durable one follows; the next is made durable when there are more."""
 
 # Ages by the server's clock; Holder gets them as times on ours (now - age), so alive() judges by the server.
 _HOLDER = """
@@ -240,14 +280,15 @@ class PostgresStore:
     ) -> None:
         """Write one entry; with ``lease``, only if that lease still holds the run, in the same statement.
 
-        ``model`` and ``tool_end`` entries return once committed, before they are on disk; any other entry
-        returns once it, and every entry written before it, is on disk (the module docstring says why).
+        ``model`` and ``tool_end`` entries, and ``tool_start`` of a call that is not side-effecting, return
+        once committed, before they are on disk; any other entry returns once it, and every entry written
+        before it, is on disk (the module docstring says why).
         """
         row = {"run": run_id, "kind": kind, "step": step, "key": key, "data": orjson.dumps(data)}
         row |= {"token": uuid.uuid4(), "owner": lease.owner if lease is not None else None}
-        durable = kind not in _AFTER_THE_FACT
-        statement = _INSERT[lease is not None, durable]
         unsure = self._unsure.setdefault(run_id, _Unsure())
+        durable = not _after_the_fact(kind, data) or len(unsure.rows) >= _MOST_UNSURE
+        statement = _INSERT[lease is not None, durable]
 
         def write(conn: psycopg.Connection[Any], attempt: int) -> bool:
             # A retry follows a dropped connection, perhaps a server crash: what it lost goes back first,
