@@ -25,7 +25,7 @@ from conftest import fresh_postgres
 from toolslip import Agent, Toolbox, tool
 from toolslip.dedup import Dedup
 from toolslip.durable.journal_pg import PostgresStore
-from toolslip.errors import JournalError
+from toolslip.errors import JournalError, RunBusy
 from toolslip.journal import Journal
 from toolslip.testing import FunctionModel, ScriptedModel, call
 from toolslip.testing.postgres import PostgresServer
@@ -41,6 +41,13 @@ def pay(to: str) -> str:
     for fault in during:
         fault()
     return f"paid {to}"
+
+
+@tool(effects="read_only")
+def balance(to: str) -> str:
+    """Someone's balance."""
+    ran.append(f"balance of {to}")
+    return "12 EUR"
 
 
 @tool(effects="side_effect")
@@ -199,9 +206,10 @@ def walwriter(url: str) -> int:
     return int(row[0])
 
 
-def crashing_on_the_second_request(crash: Callable[[], None]) -> FunctionModel:
-    """Pays ann, then bob; the server crashes while it is asked the second time, after ann's tool_end."""
-    script = [call("pay", to="ann"), call("pay", to="bob"), "done"]
+def crashing_on_the_second_request(crash: Callable[[], None], first: str = "pay") -> FunctionModel:
+    """Calls ``first`` for ann, then pays bob; the server crashes while it is asked the second time, after
+    ann's tool_end."""
+    script = [call(first, to="ann"), call("pay", to="bob"), "done"]
 
     def answer(request: Any) -> Any:
         turn = sum(m.role == "assistant" for m in request.messages)
@@ -276,3 +284,39 @@ def test_a_crash_under_a_live_run_writes_the_lost_entries_again_before_the_next_
     ]
     assert [e.data["result"]["content"] for e in entries if e.kind == "tool_end"] == ["paid ann", "paid bob"]
     journal.store.close()
+
+
+def test_the_start_of_a_read_only_call_does_not_wait_for_the_disk_and_resume_runs_it_again(
+    crashable: tuple[PostgresServer, Callable[[], None]],
+) -> None:
+    """Only the start entry was durable when the server crashed: the read-only call left no trace, and
+    resume runs it again without asking (running it twice changes nothing), then pays bob once."""
+    server, crash = crashable
+    url = server.url()
+    journal = Journal(PostgresStore(url, retry_for=0.2, ttl=0.5, host="writer"))
+
+    def crash_and_stay_down() -> None:
+        crash()
+        server.stop("immediate")
+
+    model = crashing_on_the_second_request(crash_and_stay_down, first="balance")
+    tools = Toolbox([pay, balance])
+    with pytest.raises(JournalError):
+        Agent(model=model, tools=tools, hooks=journal.wrap(Dedup())).run("pay", run_id="r")
+    journal.store.close()
+    server.start()
+    reader = PostgresStore(url)
+    assert [e.kind for e in reader.entries("r")] == ["start"]
+    reader.close()
+    resumer = Journal(PostgresStore(url, ttl=0.5, host="resumer"), approver=lambda request: False)
+    model = ScriptedModel([call("balance", to="ann"), call("pay", to="bob"), "done"])
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            result = asyncio.run(resumer.resume(Agent(model=model, tools=tools, hooks=resumer.wrap()), "r"))
+            break
+        except RunBusy:  # the dead writer's lease has not expired yet
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    assert result.ok and ran == ["balance of ann", "balance of ann", "bob"]
+    resumer.store.close()

@@ -39,14 +39,13 @@ are their own durable rows, ``Dedup`` remembers within a run (replayed from the 
 run's ``finish`` (its pending calls) is durable, and the fleet records an outcome only after the durable
 ``finish`` it reads.
 
-Two cases would break the prefix, and are closed. A writer that outlives the crash (its connection
-dropped, the statement retried) would go on past entries the server lost; so it keeps each entry it
-committed without waiting until a durable one follows (at most ``_MOST_UNSURE``), and on any retry, and
-in the statement of every durable entry, checks that they are all still there (by their tokens), writing
-the lost ones again, in order, before going on. A process that read a run (a resume, a fleet worker
-taking over) may have read entries that were not on disk yet and are then lost; its next durable entry
-also checks that the last entry it read is still there, and if not the run stops with one sentence
-rather than go on from a history the journal no longer holds.
+Two things could break the prefix. A writer that outlives the crash (its connection dropped, the
+statement retried) would go on past entries the server lost; so it keeps each entry it committed without
+waiting until a durable one follows (at most ``_MOST_UNSURE``), and on any retry, and in the statement of
+every durable entry, checks that they are all still there (by their tokens), writing the lost ones
+again, in order, before going on. And a process that reads a run to go on with it (a resume, a fleet
+worker taking over) must not read entries that a crash may still take away: it always takes the run's
+lease first, and taking it is a durable commit, which puts everything written before it on disk.
 
 Connections come from a small pool (psycopg_pool), so the heartbeat thread and the run share them.
 ``prune`` removes one finished run at a time, each in a short transaction that holds that run's lease, so
@@ -114,8 +113,8 @@ def _insert(*, leased: bool, durable: bool) -> str:
 
     ``leased``: only while the lease names ``owner``, a row that the statement locks ``FOR SHARE``. An entry
     that is not ``durable`` turns ``synchronous_commit`` off for its own one-statement transaction. A
-    ``durable`` one is written only if this process's entries not yet known durable (tokens ``before``) and
-    the last entry it read (``read``, a seq or NULL) are all still there: a server crash may have lost them.
+    ``durable`` one is written only if this process's entries not yet known durable (tokens ``before``) are
+    all still there: a server crash may have lost them.
     """
     sources = (["held"] if leased else []) + ([] if durable else ["later"])
     ctes = ([_HELD] if leased else []) + ([] if durable else [_LATER])
@@ -134,8 +133,7 @@ _BOTH = (False, True)
 _HELD = "held AS (SELECT 1 FROM toolslip.leases WHERE run_id = %(run)s AND owner = %(owner)s FOR SHARE)"
 _LATER = "later AS (SELECT set_config('synchronous_commit', 'off', true))"
 _STILL_THERE = """
-WHERE (SELECT count(*) FROM toolslip.entries WHERE token = ANY(%(before)s::uuid[])) = cardinality(%(before)s::uuid[])
-  AND (%(read)s::bigint IS NULL OR EXISTS (SELECT 1 FROM toolslip.entries WHERE seq = %(read)s::bigint))"""
+WHERE (SELECT count(*) FROM toolslip.entries WHERE token = ANY(%(before)s::uuid[])) = cardinality(%(before)s::uuid[])"""
 _INSERT = {(leased, durable): _insert(leased=leased, durable=durable) for leased in _BOTH for durable in _BOTH}
 
 _AFTER_THE_FACT = frozenset({"model", "tool_end"})
@@ -296,7 +294,7 @@ class PostgresStore:
             if attempt and self._restore(conn, run_id, unsure) is None:
                 return False
             if durable:
-                row["before"], row["read"] = [r["token"] for r in unsure.rows], unsure.read
+                row["before"] = [r["token"] for r in unsure.rows]
             while True:
                 if conn.execute(statement, row).rowcount:
                     return True
@@ -317,17 +315,7 @@ class PostgresStore:
 
     def _restore(self, conn: psycopg.Connection[Any], run_id: str, unsure: _Unsure) -> int | None:
         """Write again, in order, the entries of ``unsure`` that a server crash lost: how many (``None``: the
-        lease names another owner, so nothing could be written).
-
-        An entry this process read and acted on that the crash took away cannot be written again (another
-        process wrote it): the run stops with one sentence, and the next resume reads what the disk kept.
-        """
-        if unsure.read is not None and conn.execute(_SEQ_SEEN, (unsure.read,)).fetchone() is None:
-            raise JournalError(
-                f"the run journal {self.path} lost, in a crash of the database server, entries of run {run_id} "
-                f"that this process had read; the run stops here, and `toolslip resume {run_id}` continues it "
-                "from what was kept"
-            )
+        lease names another owner, so nothing could be written)."""
         kept = {token for (token,) in conn.execute(_TOKENS_SEEN, ([r["token"] for r in unsure.rows],))}
         lost = [r for r in unsure.rows if r["token"] not in kept]
         for again in lost:
@@ -346,10 +334,7 @@ class PostgresStore:
                 for seq, run, at, kind, step, key, data in rows
             ]
 
-        entries = self.retrying("reading it", run_id, read)
-        if entries:  # what was read may not be on disk yet: the run's next durable entry checks it still is
-            self._unsure.setdefault(run_id, _Unsure()).read = entries[-1].seq
-        return entries
+        return self.retrying("reading it", run_id, read)
 
     def runs(self, limit: int = 50) -> list[RunSummary]:
         """The newest ``limit`` runs, with their status: plain reads, which never wait for writers."""
@@ -421,17 +406,14 @@ class PostgresStore:
 
 _TOKEN_SEEN = "SELECT 1 FROM toolslip.entries WHERE token = %(token)s"
 _TOKENS_SEEN = "SELECT token FROM toolslip.entries WHERE token = ANY(%s::uuid[])"
-_SEQ_SEEN = "SELECT 1 FROM toolslip.entries WHERE seq = %s"
 
 
 @dataclass(kw_only=True)
 class _Unsure:
-    """What of one run this process wrote or read that may not be on the server's disk yet."""
+    """What of one run this process wrote that may not be on the server's disk yet."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     """Entries committed without waiting for the disk since the run's last durable one, in order."""
-    read: int | None = None
-    """The seq of the last entry read, until a durable entry of this process follows it."""
 
 
 def _finished(kind: str, data: bytes) -> bool:
