@@ -39,13 +39,14 @@ are their own durable rows, ``Dedup`` remembers within a run (replayed from the 
 run's ``finish`` (its pending calls) is durable, and the fleet records an outcome only after the durable
 ``finish`` it reads.
 
-Two things could break the prefix. A writer that outlives the crash (its connection dropped, the
-statement retried) would go on past entries the server lost; so it keeps each entry it committed without
-waiting until a durable one follows (at most ``_MOST_UNSURE``), and on any retry, and in the statement of
-every durable entry, checks that they are all still there (by their tokens), writing the lost ones
-again, in order, before going on. And a process that reads a run to go on with it (a resume, a fleet
-worker taking over) must not read entries that a crash may still take away: it always takes the run's
-lease first, and taking it is a durable commit, which puts everything written before it on disk.
+Two things could break the prefix. A writer that outlives the crash (its connection dropped, the statement
+retried) would go on past entries the server lost; so it keeps each entry it committed without waiting
+until a durable one follows (at most ``_MOST_UNSURE``), and on any retry, and in the statement of every
+durable entry, checks that they are still there (by their tokens: the newest is enough, as a crash loses
+the newest commits), writing the lost ones again, in order, before going on. And a process that reads a
+run to go on with it (a resume, a fleet worker taking over) must not read entries that a crash may still
+take away: it always takes the run's lease first, and taking it is a durable commit, which puts everything
+written before it on disk.
 
 Connections come from a small pool (psycopg_pool), so the heartbeat thread and the run share them.
 ``prune`` removes one finished run at a time, each in a short transaction that holds that run's lease, so
@@ -113,8 +114,8 @@ def _insert(*, leased: bool, durable: bool) -> str:
 
     ``leased``: only while the lease names ``owner``, a row that the statement locks ``FOR SHARE``. An entry
     that is not ``durable`` turns ``synchronous_commit`` off for its own one-statement transaction. A
-    ``durable`` one is written only if this process's entries not yet known durable (tokens ``before``) are
-    all still there: a server crash may have lost them.
+    ``durable`` one is written only if the last of this process's entries not yet known to be on disk (token
+    ``last``) is still there, and so all those before it: a server crash loses the newest commits only.
     """
     sources = (["held"] if leased else []) + ([] if durable else ["later"])
     ctes = ([_HELD] if leased else []) + ([] if durable else [_LATER])
@@ -133,7 +134,7 @@ _BOTH = (False, True)
 _HELD = "held AS (SELECT 1 FROM toolslip.leases WHERE run_id = %(run)s AND owner = %(owner)s FOR SHARE)"
 _LATER = "later AS (SELECT set_config('synchronous_commit', 'off', true))"
 _STILL_THERE = """
-WHERE (SELECT count(*) FROM toolslip.entries WHERE token = ANY(%(before)s::uuid[])) = cardinality(%(before)s::uuid[])"""
+WHERE %(last)s::uuid IS NULL OR EXISTS (SELECT 1 FROM toolslip.entries WHERE token = %(last)s::uuid)"""
 _INSERT = {(leased, durable): _insert(leased=leased, durable=durable) for leased in _BOTH for durable in _BOTH}
 
 _AFTER_THE_FACT = frozenset({"model", "tool_end"})
@@ -294,7 +295,7 @@ class PostgresStore:
             if attempt and self._restore(conn, run_id, unsure) is None:
                 return False
             if durable:
-                row["before"] = [r["token"] for r in unsure.rows]
+                row["last"] = unsure.rows[-1]["token"] if unsure.rows else None
             while True:
                 if conn.execute(statement, row).rowcount:
                     return True
