@@ -3,13 +3,16 @@
 A restart or a dropped connection between a tool's execution and its ``tool_end`` entry is ridden out
 (the entry is written on a fresh connection, once); a server that stays away, a statement timeout and a
 full disk stop the run with one :class:`JournalError` sentence, and ``resume`` goes on from what was
-written, putting the call that was cut off to the rerun policy instead of running it again.
+written, putting the call that was cut off to the rerun policy instead of running it again. A crash of
+the server loses at most the newest entries that were committed without waiting for the disk, and
+nothing runs twice because of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import re
 import signal
@@ -232,6 +235,8 @@ def crashable() -> Iterator[tuple[PostgresServer, Callable[[], None]]]:
     try:
         yield server, lambda: os.kill(writer, signal.SIGKILL)
     finally:
+        with contextlib.suppress(ProcessLookupError):  # not crashed: let it go on, so that it can be stopped
+            os.kill(writer, signal.SIGCONT)
         server.remove()
 
 
