@@ -3,15 +3,19 @@
 A restart or a dropped connection between a tool's execution and its ``tool_end`` entry is ridden out
 (the entry is written on a fresh connection, once); a server that stays away, a statement timeout and a
 full disk stop the run with one :class:`JournalError` sentence, and ``resume`` goes on from what was
-written, putting the call that was cut off to the rerun policy instead of running it again.
+written, putting the call that was cut off to the rerun policy instead of running it again. A crash of
+the server loses at most the newest entries that were committed without waiting for the disk, and
+nothing runs twice because of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,9 +28,9 @@ from conftest import fresh_postgres
 from toolslip import Agent, Toolbox, tool
 from toolslip.dedup import Dedup
 from toolslip.durable.journal_pg import PostgresStore
-from toolslip.errors import JournalError
+from toolslip.errors import JournalError, RunBusy
 from toolslip.journal import Journal
-from toolslip.testing import ScriptedModel, call
+from toolslip.testing import FunctionModel, ScriptedModel, call
 from toolslip.testing.postgres import PostgresServer
 
 ran: list[str] = []
@@ -40,6 +44,13 @@ def pay(to: str) -> str:
     for fault in during:
         fault()
     return f"paid {to}"
+
+
+@tool(effects="read_only")
+def balance(to: str) -> str:
+    """Someone's balance."""
+    ran.append(f"balance of {to}")
+    return "12 EUR"
 
 
 @tool(effects="side_effect")
@@ -188,3 +199,129 @@ def test_a_full_disk_stops_the_run_and_resume_goes_on_once_there_is_room() -> No
         resumed.store.close()
     finally:
         server.remove()
+
+
+def walwriter(url: str) -> int:
+    """The pid of the server's WAL writer, which writes asynchronously committed entries to disk."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        row = admin.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def crashing_on_the_second_request(crash: Callable[[], None], first: str = "pay") -> FunctionModel:
+    """Calls ``first`` for ann, then pays bob; the server crashes while it is asked the second time, after
+    ann's tool_end."""
+    script = [call(first, to="ann"), call("pay", to="bob"), "done"]
+
+    def answer(request: Any) -> Any:
+        turn = sum(m.role == "assistant" for m in request.messages)
+        if turn == 1:
+            crash()
+        return script[turn]
+
+    return FunctionModel(answer)
+
+
+@pytest.fixture
+def crashable() -> Iterator[tuple[PostgresServer, Callable[[], None]]]:
+    """A server of its own whose WAL writer is stopped (SIGSTOP), so that an asynchronously committed entry
+    stays in memory until a later durable commit writes it; and a crash: the WAL writer killed, which makes
+    PostgreSQL end every session and recover from what is on disk, as after a power cut. The background
+    writer writes no pages (which would write the WAL before them)."""
+    server = PostgresServer(settings={"bgwriter_lru_maxpages": "0"}).start()
+    writer = walwriter(server.url())
+    os.kill(writer, signal.SIGSTOP)
+    try:
+        yield server, lambda: os.kill(writer, signal.SIGKILL)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # not crashed: let it go on, so that it can be stopped
+            os.kill(writer, signal.SIGCONT)
+        server.remove()
+
+
+def test_a_crash_loses_only_entries_written_after_the_fact_and_resume_repeats_nothing(
+    crashable: tuple[PostgresServer, Callable[[], None]],
+) -> None:
+    """The writer dies with the server: ann's tool_end, committed without waiting for the disk, is gone;
+    her payment is a cut-off call, which resume lists and does not run again."""
+    server, crash = crashable
+    url = server.url()
+    journal = Journal(PostgresStore(url, retry_for=0.2, ttl=0.5, host="writer"))
+
+    def crash_and_stay_down() -> None:
+        crash()
+        server.stop("immediate")
+
+    model = crashing_on_the_second_request(crash_and_stay_down)
+    with pytest.raises(JournalError):
+        Agent(model=model, tools=Toolbox([pay, export]), hooks=journal.wrap(Dedup())).run("pay", run_id="r")
+    journal.store.close()
+    server.start()
+    reader = PostgresStore(url)
+    assert [e.kind for e in reader.entries("r")] == ["start", "model", "tool_start"]  # ann's tool_end was lost
+    reader.close()
+    model = ScriptedModel([call("pay", to="ann"), call("pay", to="bob"), "done"])
+    result, resumed = resume_leaving_cut_off_calls(url, "r", model)
+    assert result.ok and ran == ["ann", "bob"]  # ann's payment ran once, bob's once
+    assert "was not run again" in result.messages[2].tool_results[0].text
+    resumed.store.close()
+
+
+def test_a_crash_under_a_live_run_writes_the_lost_entries_again_before_the_next_tool_runs(
+    crashable: tuple[PostgresServer, Callable[[], None]],
+) -> None:
+    """The writer outlives the crash: its next durable entry (bob's tool_start) finds ann's tool_end missing
+    and writes it again first, so the journal holds the whole run, each entry once."""
+    server, crash = crashable
+    journal = Journal(PostgresStore(server.url(), host="writer"))
+    model = crashing_on_the_second_request(crash)
+    result = Agent(model=model, tools=Toolbox([pay, export]), hooks=journal.wrap(Dedup())).run("pay", run_id="r")
+    assert result.ok and ran == ["ann", "bob"]
+    assert "terminated by signal 9" in server.log()  # it did crash
+    entries = journal.store.entries("r")
+    assert [e.kind for e in entries] == ["start", "model", "tool_start", "tool_end"] + [
+        "model",
+        "tool_start",
+        "tool_end",
+        "model",
+        "finish",
+    ]
+    assert [e.data["result"]["content"] for e in entries if e.kind == "tool_end"] == ["paid ann", "paid bob"]
+    journal.store.close()
+
+
+def test_the_start_of_a_read_only_call_does_not_wait_for_the_disk_and_resume_runs_it_again(
+    crashable: tuple[PostgresServer, Callable[[], None]],
+) -> None:
+    """Only the start entry was durable when the server crashed: the read-only call left no trace, and
+    resume runs it again without asking (running it twice changes nothing), then pays bob once."""
+    server, crash = crashable
+    url = server.url()
+    journal = Journal(PostgresStore(url, retry_for=0.2, ttl=0.5, host="writer"))
+
+    def crash_and_stay_down() -> None:
+        crash()
+        server.stop("immediate")
+
+    model = crashing_on_the_second_request(crash_and_stay_down, first="balance")
+    tools = Toolbox([pay, balance])
+    with pytest.raises(JournalError):
+        Agent(model=model, tools=tools, hooks=journal.wrap(Dedup())).run("pay", run_id="r")
+    journal.store.close()
+    server.start()
+    reader = PostgresStore(url)
+    assert [e.kind for e in reader.entries("r")] == ["start"]
+    reader.close()
+    resumer = Journal(PostgresStore(url, ttl=0.5, host="resumer"), approver=lambda request: False)
+    model = ScriptedModel([call("balance", to="ann"), call("pay", to="bob"), "done"])
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            result = asyncio.run(resumer.resume(Agent(model=model, tools=tools, hooks=resumer.wrap()), "r"))
+            break
+        except RunBusy:  # the dead writer's lease has not expired yet
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    assert result.ok and ran == ["balance of ann", "balance of ann", "bob"]
+    resumer.store.close()

@@ -21,6 +21,33 @@ so that a write whose commit was not acknowledged is never stored twice. A write
 server stays down, a statement timeout, a full disk) raises :class:`~toolslip.core.errors.JournalError`
 with one sentence; the run stops there and ``toolslip resume`` goes on from what was written.
 
+Only what must be on disk before something else happens waits for the disk. Each commit of ``start``,
+``resume``, ``tool_start`` of a side-effecting call (the write-ahead record), ``finish`` and ``abort`` waits for
+the server's WAL flush (``synchronous_commit`` on, a run's last entry and anything a user is told about
+included); ``model`` and ``tool_end`` entries, which record what has already happened, are committed with
+``synchronous_commit`` off for their own transaction and return before the disk has them. This is sound
+because PostgreSQL's WAL is one sequence: a flush writes everything before the commit it waits for, so
+the next durable entry of a run (its next ``tool_start``, at the latest its ``finish``) makes every entry
+before it durable too, before the next tool runs or the run is reported over. A crash of the server (or
+of its machine) can therefore lose only the run's newest entries after its last durable one: a prefix of
+the run survives, which is exactly what a crash of the writer at that point would have left. A lost
+``tool_end`` makes its call "cut off" (a ``tool_start`` with no end), which ``resume`` puts to the rerun
+policy as it always did, and a lost ``model`` entry is a model call asked again. The ``tool_start`` of a
+read-only or idempotent call waits for nothing either: ``resume`` runs such a cut-off call again without
+asking, so whether its start survived changes nothing. Nothing else depends on these entries: leases
+are their own durable rows, ``Dedup`` remembers within a run (replayed from the same entries), a paused
+run's ``finish`` (its pending calls) is durable, and the fleet records an outcome only after the durable
+``finish`` it reads.
+
+Two things could break the prefix. A writer that outlives the crash (its connection dropped, the statement
+retried) would go on past entries the server lost; so it keeps each entry it committed without waiting
+until a durable one follows (at most ``_MOST_UNSURE``), and on any retry, and in the statement of every
+durable entry, checks that they are still there (by their tokens: the newest is enough, as a crash loses
+the newest commits), writing the lost ones again, in order, before going on. And a process that reads a
+run to go on with it (a resume, a fleet worker taking over) must not read entries that a crash may still
+take away: it always takes the run's lease first, and taking it is a durable commit, which puts everything
+written before it on disk.
+
 Connections come from a small pool (psycopg_pool), so the heartbeat thread and the run share them.
 ``prune`` removes one finished run at a time, each in a short transaction that holds that run's lease, so
 live writers of other runs never wait on it; the space goes back to PostgreSQL (``VACUUM``) for new
@@ -36,6 +63,7 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import orjson
@@ -43,6 +71,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from ..core.effects import is_side_effecting, parse_effects
 from ..core.errors import ConfigError, JournalError, RunBusy
 from .journal_store import FINISHED, Entry, PruneReport, RunSummary, summary_of
 from .lease import _HOST, _NODE, TTL, Holder, Lease, LeaseKeeper, _started, busy_message
@@ -79,17 +108,50 @@ CREATE OR REPLACE TRIGGER entries_no_truncate BEFORE TRUNCATE ON toolslip.entrie
     FOR EACH STATEMENT EXECUTE FUNCTION toolslip.append_only();
 """
 
-_APPEND = """
-INSERT INTO toolslip.entries (run_id, at, kind, step, key, data, token)
-VALUES (%(run)s, extract(epoch FROM clock_timestamp()), %(kind)s, %(step)s, %(key)s, %(data)s, %(token)s)
-ON CONFLICT (token) DO NOTHING
-"""
-_APPEND_LEASED = """
-WITH held AS (SELECT 1 FROM toolslip.leases WHERE run_id = %(run)s AND owner = %(owner)s FOR SHARE)
-INSERT INTO toolslip.entries (run_id, at, kind, step, key, data, token)
-SELECT %(run)s, extract(epoch FROM clock_timestamp()), %(kind)s, %(step)s, %(key)s, %(data)s, %(token)s FROM held
-ON CONFLICT (token) DO NOTHING
-"""
+
+def _insert(*, leased: bool, durable: bool) -> str:
+    """The statement that writes one entry (see the module docstring for ``durable``).
+
+    ``leased``: only while the lease names ``owner``, a row that the statement locks ``FOR SHARE``. An entry
+    that is not ``durable`` turns ``synchronous_commit`` off for its own one-statement transaction. A
+    ``durable`` one is written only if the last of this process's entries not yet known to be on disk (token
+    ``last``) is still there, and so all those before it: a server crash loses the newest commits only.
+    """
+    sources = (["held"] if leased else []) + ([] if durable else ["later"])
+    ctes = ([_HELD] if leased else []) + ([] if durable else [_LATER])
+    guard = _STILL_THERE if durable else ""
+    return (
+        ("WITH " + ", ".join(ctes) + "\n" if ctes else "")
+        + "INSERT INTO toolslip.entries (run_id, at, kind, step, key, data, token)\n"
+        + "SELECT %(run)s, extract(epoch FROM clock_timestamp()), %(kind)s, %(step)s, %(key)s, %(data)s, %(token)s"
+        + (" FROM " + ", ".join(sources) if sources else "")
+        + guard
+        + "\nON CONFLICT (token) DO NOTHING"
+    )
+
+
+_BOTH = (False, True)
+_HELD = "held AS (SELECT 1 FROM toolslip.leases WHERE run_id = %(run)s AND owner = %(owner)s FOR SHARE)"
+_LATER = "later AS (SELECT set_config('synchronous_commit', 'off', true))"
+_STILL_THERE = """
+WHERE %(last)s::uuid IS NULL OR EXISTS (SELECT 1 FROM toolslip.entries WHERE token = %(last)s::uuid)"""
+_INSERT = {(leased, durable): _insert(leased=leased, durable=durable) for leased in _BOTH for durable in _BOTH}
+
+_AFTER_THE_FACT = frozenset({"model", "tool_end"})
+"""Entries that record what already happened, committed without waiting for the disk (the module docstring)."""
+
+
+def _after_the_fact(kind: str, data: Mapping[str, Any]) -> bool:
+    """Whether an entry may be committed without waiting for the disk (the module docstring says why)."""
+    if kind == "tool_start":  # the write-ahead record of a call that resume runs again anyway need not wait
+        effects = data.get("effects")
+        return effects is not None and not is_side_effecting(parse_effects(effects))
+    return kind in _AFTER_THE_FACT
+
+
+_MOST_UNSURE = 64
+"""Entries of a run kept in memory until a durable one follows; the next is made durable when there are more."""
+
 # Ages by the server's clock; Holder gets them as times on ours (now - age), so alive() judges by the server.
 _HOLDER = """
 SELECT run_id, owner, pid, host, node, started, extract(epoch FROM now() - taken_at)::float8,
@@ -163,6 +225,7 @@ class PostgresStore:
             self.pool.close()
             raise ConfigError(f"cannot open the run journal {self.path}: {_reason(exc)}") from None
         self.leases = PgLeases(self, ttl, host)
+        self._unsure: dict[str, _Unsure] = {}
 
     # --- statements, with retries over dropped connections ----------------------------------------------
 
@@ -214,19 +277,52 @@ class PostgresStore:
         key: str = "",
         lease: Lease | None = None,
     ) -> None:
-        """Write one entry; with ``lease``, only if that lease still holds the run, in the same statement."""
+        """Write one entry; with ``lease``, only if that lease still holds the run, in the same statement.
+
+        ``model`` and ``tool_end`` entries, and ``tool_start`` of a call that is not side-effecting, return
+        once committed, before they are on disk; any other entry returns once it, and every entry written
+        before it, is on disk (the module docstring says why).
+        """
         row = {"run": run_id, "kind": kind, "step": step, "key": key, "data": orjson.dumps(data)}
         row |= {"token": uuid.uuid4(), "owner": lease.owner if lease is not None else None}
-        statement = _APPEND if lease is None else _APPEND_LEASED
+        unsure = self._unsure.setdefault(run_id, _Unsure())
+        durable = not _after_the_fact(kind, data) or len(unsure.rows) >= _MOST_UNSURE
+        statement = _INSERT[lease is not None, durable]
 
         def write(conn: psycopg.Connection[Any], attempt: int) -> bool:
-            if conn.execute(statement, row).rowcount:
-                return True
-            # Nothing written: on a retry, the first attempt may have been committed unacknowledged.
-            return bool(attempt) and conn.execute(_TOKEN_SEEN, row).fetchone() is not None
+            # A retry follows a dropped connection, perhaps a server crash: what it lost goes back first,
+            # in order. A durable entry checks anyway, in its own statement (a crash can go unnoticed).
+            if attempt and self._restore(conn, run_id, unsure) is None:
+                return False
+            if durable:
+                row["last"] = unsure.rows[-1]["token"] if unsure.rows else None
+            while True:
+                if conn.execute(statement, row).rowcount:
+                    return True
+                # Nothing written: on a retry, the first attempt may have been committed unacknowledged.
+                if attempt and conn.execute(_TOKEN_SEEN, row).fetchone() is not None:
+                    return True
+                if not durable or not self._restore(conn, run_id, unsure):
+                    return False  # the lease names another owner
 
-        if not self.retrying(f"writing its {kind} entry", run_id, write) and lease is not None:
-            lease.lose()
+        if not self.retrying(f"writing its {kind} entry", run_id, write):
+            if lease is not None:
+                lease.lose()
+            return
+        if durable:
+            self._unsure.pop(run_id, None)  # this commit waited for the disk, so did every earlier one
+        else:
+            unsure.rows.append(row)
+
+    def _restore(self, conn: psycopg.Connection[Any], run_id: str, unsure: _Unsure) -> int | None:
+        """Write again, in order, the entries of ``unsure`` that a server crash lost: how many (``None``: the
+        lease names another owner, so nothing could be written)."""
+        kept = {token for (token,) in conn.execute(_TOKENS_SEEN, ([r["token"] for r in unsure.rows],))}
+        lost = [r for r in unsure.rows if r["token"] not in kept]
+        for again in lost:
+            if not conn.execute(_INSERT[again["owner"] is not None, False], again).rowcount:
+                return None
+        return len(lost)
 
     def entries(self, run_id: str) -> list[Entry]:
         def read(conn: psycopg.Connection[Any], attempt: int) -> list[Entry]:
@@ -310,6 +406,15 @@ class PostgresStore:
 
 
 _TOKEN_SEEN = "SELECT 1 FROM toolslip.entries WHERE token = %(token)s"
+_TOKENS_SEEN = "SELECT token FROM toolslip.entries WHERE token = ANY(%s::uuid[])"
+
+
+@dataclass(kw_only=True)
+class _Unsure:
+    """What of one run this process wrote that may not be on the server's disk yet."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    """Entries committed without waiting for the disk since the run's last durable one, in order."""
 
 
 def _finished(kind: str, data: bytes) -> bool:
@@ -388,6 +493,7 @@ class PgLeases(LeaseKeeper):
             lease.lost = self.holder(lease.run_id) or True
 
     def _delete(self, lease: Lease) -> None:
+        self.store._unsure.pop(lease.run_id, None)  # the run's last entry was durable, or the run stopped
         with self.store._connection() as conn:
             conn.execute("DELETE FROM toolslip.leases WHERE run_id = %s AND owner = %s", (lease.run_id, lease.owner))
 

@@ -71,7 +71,11 @@ class RunSummary:
 
 
 class JournalStore(Protocol):
-    """Where entries go; appends must be durable when ``append`` returns."""
+    """Where entries go; an entry must survive a crash of the writing process once ``append`` returns.
+
+    A store may keep the newest entries that record what already happened (``model``, ``tool_end``) off its
+    disk until the run's next other entry, as the PostgreSQL store does (:mod:`toolslip.durable.journal_pg`).
+    """
 
     def append(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int = 0, key: str = "") -> None: ...
 
