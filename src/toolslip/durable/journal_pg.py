@@ -48,6 +48,9 @@ run to go on with it (a resume, a fleet worker taking over) must not read entrie
 take away: it always takes the run's lease first, and taking it is a durable commit, which puts everything
 written before it on disk.
 
+The store, its lease and the prefix check stay in one module (about 550 lines) because they are one
+statement: every append checks the lease and the newest unsure entry in the SQL that writes it.
+
 Connections come from a small pool (psycopg_pool), so the heartbeat thread and the run share them.
 ``prune`` removes one finished run at a time, each in a short transaction that holds that run's lease, so
 live writers of other runs never wait on it; the space goes back to PostgreSQL (``VACUUM``) for new
