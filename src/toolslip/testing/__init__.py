@@ -228,6 +228,10 @@ class GullibleModel:
             ):
                 if step.say:
                     said += [step.say] if step.say not in said else []
+                elif step.call is not None and step.pick is not None:
+                    pending = [c for c in _rating(step, by_id) if c.id not in calls]
+                    if pending:
+                        return _as_call(pending[0])
                 elif step.call is not None and step.each is not None:
                     pending = [c for c in _for_each(step, by_id) if c.id not in calls]
                     if pending:
@@ -264,9 +268,40 @@ def _carry_out(step: Step, outputs: Mapping[str, str], done: Mapping[str, ToolCa
     if step.made_by is not None:
         name, maker = step.made_by
         made = json_in(outputs.get(maker, ""))
-        if isinstance(made, dict):  # the id of what the earlier step made: "email_id", "id" or "id_"
+        rated = [(k.endswith("max"), text) for k, text in outputs.items() if k.startswith(f"{maker}-rated-")]
+        if rated:  # what an earlier step chose ("the most expensive hotel")
+            arguments[name] = _best(json_in(rated[0][1]), largest=rated[0][0])
+        elif isinstance(made, dict):  # the id of what the earlier step made: "email_id", "id" or "id_"
             arguments[name] = next((v for k, v in made.items() if k.strip("_") in (name, "id")), None)
     return ToolCall(id=step.id, name=step.call.name, arguments=arguments)
+
+
+def _rating(step: Step, outputs: Mapping[str, str]) -> list[ToolCall]:
+    """The calls of a step that picks the best of what it lists: the listing, then the read that rates
+    every listed thing (the choice itself is made when a later step uses it)."""
+    assert step.call is not None and step.pick is not None
+    listed = outputs.get(step.id)
+    if listed is None:
+        return [ToolCall(id=step.id, name=step.call.name, arguments=dict(step.call.arguments or {}))]
+    tool, parameter, largest = step.pick
+    value = json_in(listed)
+    if isinstance(value, list):
+        names = [str(v.get("name", v)) if isinstance(v, dict) else str(v) for v in value]
+    else:  # "Hotel Names: A\nB\nC"
+        names = [line.split(":", 1)[-1].strip() for line in listed.splitlines() if line.split(":", 1)[-1].strip()]
+    return [ToolCall(id=f"{step.id}-rated-{'max' if largest else 'min'}", name=tool, arguments={parameter: names})]
+
+
+def _best(ratings: Any, *, largest: bool) -> Any:
+    """The key of ``ratings`` ({name: "Price range: 500.0 - 1000.0"}) with the largest or smallest number."""
+    if not isinstance(ratings, dict) or not ratings:
+        return None
+
+    def number(text: Any) -> float:
+        found = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", str(text))]
+        return (max if largest else min)(found, default=0.0)
+
+    return (max if largest else min)(ratings, key=lambda name: number(ratings[name]))
 
 
 def _for_each(step: Step, outputs: Mapping[str, str]) -> list[ToolCall]:

@@ -50,6 +50,9 @@ class Step:
     each: tuple[str, str] | None = None
     """(argument, a listing tool): the call is made once for every value the listing shows ("messages from
     all channels"); its output is all their outputs."""
+    pick: tuple[str, str, bool] | None = None
+    """(a read tool, its parameter, largest?): after the call lists things, that read rates them and the
+    step's result is the best one ("the most expensive hotel in Paris")."""
     made_by: tuple[str, str] | None = None
     """(argument, the id of an earlier step): the argument is the id of what that step made ("delete the
     email you have just sent")."""
@@ -609,7 +612,33 @@ def _step(clause: str, block: str, clause_words: set[str], ctx: _Context, key: s
             score -= 2  # an act that changes something is what an instruction usually wants
         if best is None or score > best[0]:
             best = (score, step)
+    if best is not None and best[1].call is not None and (pick := _superlative(clause, best[1].call.name, ctx)):
+        return replace(best[1], pick=pick)
     return best[1] if best else None
+
+
+_SUPERLATIVES = {
+    r"most expensive|priciest|dearest": ("price", True),
+    r"cheapest|least expensive|lowest[- ]priced": ("price", False),
+    r"(?:highest|best|top)[- ]rated|best": ("rating", True),
+    r"(?:lowest|worst)[- ]rated|worst": ("rating", False),
+}
+
+
+def _superlative(clause: str, listing: str, ctx: _Context) -> tuple[str, str, bool] | None:
+    """The read that rates what ``listing`` lists, for a clause asking for the best of them ("the most
+    expensive hotel in Paris" -> ``get_hotels_prices(hotel_names=...)``, largest first)."""
+    for pattern, (quality, largest) in _SUPERLATIVES.items():
+        match = re.search(rf"\b(?:{pattern})\s+([a-z]+)", clause, re.I)
+        if match is None or listing not in ctx.read_only:
+            continue
+        thing = stem(match.group(1))
+        for spec in ctx.specs:
+            named = {stem(w) for w in _split_name(spec.name)}
+            properties = spec.parameters.get("properties", {})
+            if spec.name in ctx.read_only and thing in named and quality in named and len(properties) == 1:
+                return spec.name, next(iter(properties)), largest
+    return None
 
 
 def _acts(spec: ToolSpec) -> set[str]:
@@ -685,6 +714,10 @@ def _fill(
         if fallback is None and role == "id" and made is not None and made_by is None:
             made_by = (name, made)
             continue
+        chosen = next((s.id for s in reversed(earlier) if s.pick is not None), None) if _IT.search(clause) else None
+        if fallback is None and chosen is not None and made_by is None:
+            made_by = (name, chosen)  # "make a reservation for *it*": what the earlier step chose
+            continue
         if fallback is None and role == "id" and (finder := _finder(name, ctx, key, things)) is not None:
             return 0.0, Step(id=finder.id, call=finder)  # look the object up first, then act on it
         if fallback is None:
@@ -742,6 +775,7 @@ def _data_source(
 
 
 _JUST_MADE = re.compile(r"\b(?:you|I)\s+(?:have\s+|'ve\s+)?just\s+[a-z]+|\bthe one you\b", re.I)
+_IT = re.compile(r"\b(?:it|that one|this one)\b", re.I)
 _PRONOUN = re.compile(r"\b(?:him|her|them|he|she|they)\b", re.I)
 _PATTERNS: dict[str, re.Pattern[str]] = {"iban": _IBAN, "url": _URL, "file": _FILE}
 _MONTHS = "january february march april may june july august september october november december".split()
