@@ -960,7 +960,7 @@ def _made_up(role: str, clause: str, values: _Values) -> Any:
     if role == "title":
         return values.any_quote() or " ".join(clause.split()[:6])
     if role in ("string", "person"):
-        return _name(clause, values)  # a city or a hotel is named in the clause, never made up
+        return values.any_quote() or _name(clause, values)  # a label, a city or a hotel: given, never made up
     if role == "bool":
         return True
     if role in ("amount", "number"):
@@ -976,8 +976,8 @@ _NOT_NAMES = frozenset(_MONTHS) | frozenset("monday tuesday wednesday thursday f
 
 
 def _name(clause: str, values: _Values) -> str | None:
-    """The first proper name of the clause ("the Riverside View Hotel", "in Paris"), or a quoted string;
-    never the imperative that opens a sentence, a month or a day."""
+    """The first proper name of the clause ("the Riverside View Hotel", "in Paris"); never the
+    imperative that opens a sentence, a month or a day."""
     for match in _NAME.finditer(clause):
         sentence_start = not clause[: match.start()].strip() or clause[: match.start()].rstrip()[-1] in ".!?:"
         name = match.group(0)
@@ -985,7 +985,7 @@ def _name(clause: str, values: _Values) -> str | None:
             name = name.partition(" ")[2]  # "Invite Fred" -> "Fred"
         if name and name.casefold() not in _NOT_NAMES and name not in values.used:
             return name
-    return values.any_quote()
+    return None
 
 
 def _every(name: str, clause: str, ctx: _Context) -> str | None:
