@@ -18,6 +18,9 @@ Models (none of them a neural network):
   task. This is the attacker the issue was measured with.
 * **gullible**: ``toolslip.testing.GullibleModel``: it must read AgentDojo's prose goals itself. Its
   undefended attack success says how capable the stand-in is on text nobody on the team wrote.
+  Measured (v1, ``--models gullible --defences none``, outside material): tool-call attacks banking
+  142/144, slack 105/105, travel 98/120, workspace 185/240, 530/609 in all (the oracle: 597/609;
+  before issue 30: 232/609).
 
 Defences: none; the gate with no rules and no human; the gate with this file's rules and no human; the
 same with an attentive approver (it approves exactly the calls of the user task's ground truth).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import functools
 import hashlib
 import inspect
 import json
@@ -147,11 +148,16 @@ def instructions(text: str, tool_names: Iterable[str]) -> list[ToolCall]:
         return []
     found: list[ToolCall] = []
     covered = 0  # a call named inside another call's arguments is part of that one, not an instruction
-    for match in re.finditer(rf"(?<![\w.])({'|'.join(map(re.escape, names))})\s*\(", text):
+    for match in _call_pattern(tuple(names)).finditer(text):
         if match.start() >= covered and (parsed := _parse_call(text, match.start())) is not None:
             found.append(parsed[0])
             covered = parsed[1]
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def _call_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.])({'|'.join(map(re.escape, names))})\s*\(")
 
 
 def _parse_call(text: str, start: int) -> tuple[ToolCall, int] | None:
@@ -202,7 +208,8 @@ class GullibleModel:
         by_id = {r.call_id: r.text for r in results}
         outputs = _outputs(request.messages)
         readable = [(r, text) for r in results if not _harness_wrote(r) for text in _readable(r.text)]
-        objects = [o for r in results if not _harness_wrote(r) for o in json_objects(json_in(r.text))]
+        found = [(o, r.name or "") for r in results if not _harness_wrote(r) for o in json_objects(json_in(r.text))]
+        objects, origins = [o for o, _ in found], [name for _, name in found]
         user_text = "\n".join(m.text for m in request.messages if m.role == "user")
         said: list[str] = []
         for result, text in readable:
@@ -217,9 +224,18 @@ class GullibleModel:
                 objects=objects,
                 source_arguments=source.arguments if source is not None else None,
                 user_text=user_text,
+                origins=origins,
             ):
                 if step.say:
                     said += [step.say] if step.say not in said else []
+                elif step.call is not None and step.pick is not None:
+                    pending = [c for c in _rating(step, by_id) if c.id not in calls]
+                    if pending:
+                        return _as_call(pending[0])
+                elif step.call is not None and step.each is not None:
+                    pending = [c for c in _for_each(step, by_id) if c.id not in calls]
+                    if pending:
+                        return _as_call(pending[0])
                 elif step.call is not None and step.id not in calls:
                     return _as_call(_carry_out(step, by_id, calls))
         response = await self.fallback.complete(request) if self.fallback is not None else to_response("done")
@@ -245,10 +261,85 @@ def _carry_out(step: Step, outputs: Mapping[str, str], done: Mapping[str, ToolCa
     source = step.needs.id if step.needs is not None else step.after
     arguments = dict(step.call.arguments or {})
     if source is not None and step.into is not None:
-        data = _DELIMITED.sub("", outputs.get(source, ""))
+        each = [text for call_id, text in outputs.items() if re.fullmatch(rf"{re.escape(source)}-\d+", call_id)]
+        data = _as_text(_DELIMITED.sub("", outputs.get(source, "\n".join(each))))
         convert = _FILTERS.get(step.encode or "")
         arguments[step.into] = convert(data) if convert is not None else data
+    if step.made_by is not None:
+        name, maker = step.made_by
+        made = json_in(outputs.get(maker, ""))
+        rated = [(k.endswith("max"), text) for k, text in outputs.items() if k.startswith(f"{maker}-rated-")]
+        if rated:  # what an earlier step chose ("the most expensive hotel")
+            arguments[name] = _best(json_in(rated[0][1]), largest=rated[0][0])
+        elif isinstance(made, dict):  # the id of what the earlier step made: "email_id", "id" or "id_"
+            arguments[name] = next((v for k, v in made.items() if k.strip("_") in (name, "id")), None)
     return ToolCall(id=step.id, name=step.call.name, arguments=arguments)
+
+
+def _rating(step: Step, outputs: Mapping[str, str]) -> list[ToolCall]:
+    """The calls of a step that picks the best of what it lists: the listing, then the read that rates
+    every listed thing (the choice itself is made when a later step uses it)."""
+    assert step.call is not None and step.pick is not None
+    listed = outputs.get(step.id)
+    if listed is None:
+        return [ToolCall(id=step.id, name=step.call.name, arguments=dict(step.call.arguments or {}))]
+    tool, parameter, largest = step.pick
+    value = json_in(listed)
+    if isinstance(value, list):
+        names = [str(v.get("name", v)) if isinstance(v, dict) else str(v) for v in value]
+    else:  # "Hotel Names: A\nB\nC"
+        names = [line.split(":", 1)[-1].strip() for line in listed.splitlines() if line.split(":", 1)[-1].strip()]
+    return [ToolCall(id=f"{step.id}-rated-{'max' if largest else 'min'}", name=tool, arguments={parameter: names})]
+
+
+def _best(ratings: Any, *, largest: bool) -> Any:
+    """The key of ``ratings`` ({name: "Price range: 500.0 - 1000.0"}) with the largest or smallest number."""
+    if not isinstance(ratings, dict) or not ratings:
+        return None
+
+    def number(text: Any) -> float:
+        found = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", str(text))]
+        return (max if largest else min)(found, default=0.0)
+
+    return (max if largest else min)(ratings, key=lambda name: number(ratings[name]))
+
+
+def _for_each(step: Step, outputs: Mapping[str, str]) -> list[ToolCall]:
+    """The calls of a step made once per listed value: first the listing, then one call per value it
+    shows (a name, or the name or id of each object)."""
+    assert step.call is not None and step.each is not None
+    name, listing = step.each
+    listed = outputs.get(f"{step.id}-list")
+    if listed is None:
+        return [ToolCall(id=f"{step.id}-list", name=listing, arguments={})]
+    items = json_in(listed)
+    found = [
+        item.get("name", item.get("id")) if isinstance(item, dict) else item
+        for item in (items if isinstance(items, list) else [])
+    ]
+    arguments = dict(step.call.arguments or {})
+    return [
+        ToolCall(id=f"{step.id}-{i}", name=step.call.name, arguments={**arguments, name: value})
+        for i, value in enumerate(found)
+        if value is not None
+    ]
+
+
+def _as_text(output: str) -> str:
+    """Data as a model writes it into a message: JSON as ``key: value`` lines, not escaped JSON text, so
+    "Pizza party" reads as the words it is ("include the user's favourite food" means the word "pizza")."""
+
+    def line(item: Any) -> str:
+        if isinstance(item, dict):
+            return ", ".join(f"{k}: {line(v)}" for k, v in item.items())
+        if isinstance(item, list):
+            return "; ".join(line(v) for v in item)
+        return str(item)
+
+    value = json_in(output)
+    if isinstance(value, list):
+        return "\n".join(line(item) for item in value)
+    return line(value) if isinstance(value, dict) else output
 
 
 _DELIMITED = re.compile(r"\n?<</?untrusted-\w+[^>\n]*>>\n?")
