@@ -113,8 +113,6 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 LONG = 450
 """Issue 29: a module longer than this says why in its docstring, in the words "(about N lines) because"."""
-LONG_WITHOUT_A_REASON = {"toolslip.testing.prose"}
-"""Issue 29: prose.py is to be split after the GullibleModel work lands; its owner then takes it off this list."""
 
 
 def _stated_length(source: str) -> int | None:
@@ -128,10 +126,9 @@ def test_every_long_module_says_why_in_its_docstring() -> None:
     sources = {name: path.read_text(encoding="utf-8") for name, path in FILES.items()}
     long = {name: len(text.splitlines()) for name, text in sources.items() if len(text.splitlines()) > LONG}
     stated = {name: _stated_length(sources[name]) for name in long}
-    assert sorted(name for name in long if stated[name] is None and name not in LONG_WITHOUT_A_REASON) == []
+    assert sorted(name for name in long if stated[name] is None) == []
     # the stated length stays true: a module grown a tenth past it says again why it is not split
     assert {name: (n, stated[name]) for name, n in long.items() if n > (stated[name] or n) * 1.1} == {}
-    assert LONG_WITHOUT_A_REASON <= long.keys()  # an exception no longer long leaves the list
 
 
 def test_a_reason_is_found_only_in_the_agreed_words() -> None:
