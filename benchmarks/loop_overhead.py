@@ -24,6 +24,10 @@ Targets (issue 20): ``toolslip_openai_inline`` (a ``def`` tool declared ``isolat
 tool run in a worker thread, the default. The SDK loops are the reference for "a fraction of their CPU".
 Issue 24: ``toolslip_gemini_inline`` and ``toolslip_converse_inline`` (a Bedrock API key) <= 1.2x
 ``toolslip_openai_inline`` per step; ``toolslip_converse_sigv4_inline`` shows what botocore's signing adds.
+Measured 2026-12-02 (load average 2.4-2.8, a CI run installing beside it): ``--rounds 5 --runs 10 --ks 0,20
+--impls toolslip_openai_inline,toolslip_gemini_inline,toolslip_converse_inline,toolslip_converse_sigv4_inline``:
+Gemini / Chat 1.15 [0.61-1.24], Converse / Chat 1.01 [0.49-1.58], SigV4 / bearer key 1.78 [1.01-1.93] per
+step at K=20 (526, 601, 532 and 854 us/step).
 Issue 25: ``toolslip_openai_typed`` (the same run with ``output_type``, native structured output) <= 1.1x
 ``toolslip_openai_inline`` per step. Measured 2026-12-02 (load average 1.0 on 2 cores):
 ``--impls toolslip_openai_inline,toolslip_openai_typed --rounds 15 --runs 20 --ks 0,20``: CPU per step
