@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
 
 from toolslip.testing.postgres import PostgresServer
+
+if TYPE_CHECKING:
+    from toolslip.providers.local import LocalModel
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -68,3 +72,22 @@ def journal_in(request: pytest.FixtureRequest) -> Callable[[Path], str]:
         return lambda folder: str(folder / "runs.sqlite")
     server = request.getfixturevalue("postgres")
     return lambda folder: fresh_postgres(server)
+
+
+@pytest.fixture(scope="session")
+def local() -> LocalModel:
+    """The embedded 0.5B model, loaded once for the whole session (a load takes seconds and 500 MB)."""
+    from toolslip.providers.local import local_model
+
+    loaded = local_model("local")
+    loaded.load()
+    return loaded
+
+
+@pytest.fixture
+async def local_url(local: LocalModel) -> AsyncIterator[str]:
+    """``toolslip serve`` in front of the embedded model, on a free loopback port."""
+    from toolslip.server import serve
+
+    async with serve(local) as url:
+        yield url

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from toolslip import Agent, Settings, ToolSpec
 from toolslip.core.messages import OutputSchema
-from toolslip.providers.local import LocalModel, local_model
+from toolslip.providers.local import LocalModel
 from toolslip.providers.local_answer import answer_grammar
 from toolslip.server import serve
 
@@ -37,13 +37,6 @@ class Person(BaseModel):
 PERSON_QUESTION = "Extract the person: 'Maria Lopez, 34, lives in Lisbon.'"
 
 
-@pytest.fixture(scope="module")
-def model() -> LocalModel:
-    loaded = local_model("local")
-    loaded.load()
-    return loaded
-
-
 @pytest.mark.parametrize(
     ("question", "output_type"),
     [
@@ -52,15 +45,15 @@ def model() -> LocalModel:
         ("Give the first three prime numbers.", list[int]),
     ],
 )
-async def test_a_local_answer_always_fits_its_type(model: LocalModel, question: str, output_type: object) -> None:
-    agent = Agent(model=model, output_type=output_type, output_retries=0, settings=Settings(max_tokens=80))
+async def test_a_local_answer_always_fits_its_type(local: LocalModel, question: str, output_type: object) -> None:
+    agent = Agent(model=local, output_type=output_type, output_retries=0, settings=Settings(max_tokens=80))
     result = await agent.arun(question)
     assert result.stop_reason == "completed", result.output_error
     assert result.data is not None and result.steps == 1
 
 
-async def test_the_openai_parse_helper_gets_a_value_from_the_served_local_model(model: LocalModel) -> None:
-    async with serve(model) as url, openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0) as client:
+async def test_the_openai_parse_helper_gets_a_value_from_the_served_local_model(local: LocalModel) -> None:
+    async with serve(local) as url, openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0) as client:
         reply = await client.chat.completions.parse(
             model="qwen",
             messages=[{"role": "user", "content": PERSON_QUESTION}],
@@ -72,11 +65,11 @@ async def test_the_openai_parse_helper_gets_a_value_from_the_served_local_model(
 
 
 # google-genai's sync client runs in a worker thread: the server shares the test's event loop.
-async def test_google_genais_response_json_schema_holds_the_served_local_model(model: LocalModel) -> None:
+async def test_google_genais_response_json_schema_holds_the_served_local_model(local: LocalModel) -> None:
     config = types.GenerateContentConfig(
         response_mime_type="application/json", response_json_schema=Person.model_json_schema(), max_output_tokens=60
     )
-    async with serve(model) as url:
+    async with serve(local) as url:
         with genai.Client(api_key="x", http_options=types.HttpOptions(base_url=url)) as client:
             reply = await asyncio.to_thread(
                 client.models.generate_content, model="gemma", contents=PERSON_QUESTION, config=config
@@ -84,8 +77,8 @@ async def test_google_genais_response_json_schema_holds_the_served_local_model(m
     assert Person.model_validate_json(reply.text or "").name
 
 
-async def test_ollamas_format_holds_the_served_local_model(model: LocalModel) -> None:
-    async with serve(model) as url, ollama.AsyncClient(host=url) as client:
+async def test_ollamas_format_holds_the_served_local_model(local: LocalModel) -> None:
+    async with serve(local) as url, ollama.AsyncClient(host=url) as client:
         reply = await client.chat(
             model="qwen",
             messages=[{"role": "user", "content": PERSON_QUESTION}],

@@ -7,15 +7,11 @@ and a grammar-constrained tool call served with the protocol's ids.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import anthropic
 import openai
 import pytest
 
 from _sdk_fields import RESPONSES_REFUSED, SDK_TYPES, fields
-from toolslip.providers.local import LocalModel, local_model
-from toolslip.server import serve
 
 pytestmark = pytest.mark.slow
 
@@ -26,17 +22,9 @@ WEATHER = {
 }
 
 
-@pytest.fixture(scope="module")
-def model() -> LocalModel:
-    loaded = local_model("local")
-    loaded.load()
-    return loaded
-
-
 @pytest.fixture
-async def base(model: LocalModel) -> AsyncIterator[str]:
-    async with serve(model) as url:
-        yield url
+def base(local_url: str) -> str:
+    return local_url
 
 
 async def test_chat_counts_the_models_tokens_and_stops_at_max_tokens(base: str) -> None:

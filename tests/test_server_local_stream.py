@@ -24,8 +24,7 @@ from botocore.config import Config
 from google import genai
 from google.genai import types
 
-from toolslip.providers.local import LocalModel, local_model
-from toolslip.server import serve
+from toolslip.providers.local import LocalModel
 
 pytestmark = pytest.mark.slow
 
@@ -35,17 +34,9 @@ TOKENS = 48
 Deltas = AsyncIterator[str]
 
 
-@pytest.fixture(scope="module")
-def model() -> LocalModel:
-    loaded = local_model("local")
-    loaded.load()
-    return loaded
-
-
 @pytest.fixture
-async def base(model: LocalModel) -> AsyncIterator[str]:
-    async with serve(model) as url:
-        yield url
+def base(local_url: str) -> str:
+    return local_url
 
 
 async def chat(base: str) -> Deltas:
@@ -129,9 +120,9 @@ Route = Callable[[str], Deltas]
 
 @pytest.mark.parametrize("route", [chat, responses, messages, gemini, ollama_chat, converse], ids=lambda r: r.__name__)
 async def test_text_reaches_the_client_while_the_model_is_still_decoding(
-    base: str, model: LocalModel, route: Route
+    base: str, local: LocalModel, route: Route
 ) -> None:
-    decoding = model.load().lock.locked
+    decoding = local.load().lock.locked
     seen: list[tuple[str, bool]] = [(text, decoding()) async for text in route(base)]
     early = [text for text, live in seen if live]
     # The answer is several deltas long, and most of them arrived before the model had finished.
@@ -142,10 +133,10 @@ async def test_text_reaches_the_client_while_the_model_is_still_decoding(
 
 
 async def test_a_client_that_hangs_up_stops_the_generation(
-    base: str, model: LocalModel, caplog: pytest.LogCaptureFixture
+    base: str, local: LocalModel, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, "toolslip.server")
-    loaded = model.load()
+    loaded = local.load()
     story = [{"role": "user", "content": "Write a long story, at least 600 words, about a dragon."}]
     body = {"model": "m", "messages": story, "max_tokens": 600, "stream": True}
     async with aiohttp.ClientSession() as session, session.post(f"{base}/v1/chat/completions", json=body) as reply:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import boto3
@@ -19,9 +18,6 @@ from botocore.config import Config
 from google import genai
 from google.genai import types
 
-from toolslip.providers.local import LocalModel, local_model
-from toolslip.server import serve
-
 pytestmark = pytest.mark.slow
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -29,17 +25,9 @@ QUESTION = "What's the weather in Paris?"
 RESULT = {"city": "Paris", "temp": 21, "desc": "sunny"}
 
 
-@pytest.fixture(scope="module")
-def model() -> LocalModel:
-    loaded = local_model("local")
-    loaded.load()
-    return loaded
-
-
 @pytest.fixture
-async def base(model: LocalModel) -> AsyncIterator[str]:
-    async with serve(model) as url:
-        yield url
+def base(local_url: str) -> str:
+    return local_url
 
 
 async def test_google_genai_tool_loop_with_the_local_model(base: str) -> None:
