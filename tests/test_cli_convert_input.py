@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,3 +84,25 @@ def test_a_reader_that_stops_early_ends_the_command_quietly() -> None:
     )
     assert done.stdout.decode() == '{\n  "input'
     assert done.stderr.decode() == ""  # not "cannot use a file: Broken pipe"
+
+
+@pytest.mark.parametrize(
+    ("target", "seed_at"),
+    [("gemini", ("generationConfig", "seed")), ("ollama", ("options", "seed")), ("openai-functions", ("seed",))],
+)
+def test_the_command_speaks_every_format_the_library_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, seed_at: tuple[str, ...]
+) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({**CHAT, "seed": 7}))
+    assert main(["convert", "--from", "openai-chat", "--to", target, "--on-loss", "drop", str(path)]) == 0
+    body: Any = json.loads(capsys.readouterr().out)
+    for key in seed_at:
+        body = body[key]
+    assert body == 7
+    back = tmp_path / "back.json"
+    back.write_text(json.dumps({"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}))
+    assert main(["convert", "--from", "gemini", "--to", "openai-chat", str(back)]) == 0
+    assert json.loads(capsys.readouterr().out)["messages"] == CHAT["messages"]
+    assert main(["check", "--format", "gemini", str(back)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"format": "gemini", "problems": []}

@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..formats import FORMATS
 from . import EXIT_OK
 from .files import load_json, print_json
 
 __all__ = ["register"]
 
-FORMAT_NAMES = ("openai-chat", "anthropic", "openai-responses", "openai-functions")
+FORMAT_NAMES = tuple(FORMATS)
+"""Every wire format the library reads and writes: the command offers exactly what ``toolslip.convert`` does."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
