@@ -314,3 +314,14 @@ def test_fault_injection_full_disk_at_random_points_then_resume_runs_nothing_twi
         for leftover in place.glob(f"runs{trial}.sqlite*"):
             leftover.unlink()
     assert "resumed" in outcomes, (SEED, outcomes)
+
+
+def test_a_journal_cut_short_before_its_schema_has_no_runs(tmp_path: Path) -> None:
+    """The disk filled after the file was made and before its tables were: readers see an empty journal."""
+    journal = tmp_path / "runs.sqlite"
+    db = sqlite3.connect(journal)
+    db.execute("PRAGMA journal_mode=WAL")  # what the store does first, before its tables
+    db.close()
+    code, out, err = toolslip(tmp_path, "runs", "--journal", str(journal))
+    assert (code, err) == (0, "") and out.startswith("no runs recorded yet")
+    assert run_ids(journal) == []

@@ -175,6 +175,7 @@ class SqliteStore:
                 raise
             db = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
         db.execute("PRAGMA busy_timeout=30000")
+        _read_missing_tables_as_empty(db)
         return db
 
     def _connect(self) -> sqlite3.Connection:
@@ -350,6 +351,21 @@ def _prunable(db: sqlite3.Connection, leases: Leases, before: float | None, keep
         newest = {run_id for run_id, _ in finished[:keep]}
         doomed = [run_id for run_id in doomed if run_id not in newest]
     return doomed
+
+
+_TABLES = {
+    "entries": _ENTRIES.format(table="temp.entries"),
+    "leases": LEASE_SCHEMA.replace(" leases (", " temp.leases ("),
+}
+
+
+def _read_missing_tables_as_empty(db: sqlite3.Connection) -> None:
+    """A journal whose creation was cut short (the disk filled before its schema was written) has no runs:
+    a reader sees it empty, through tables that live in this connection only, rather than "no such table"."""
+    present = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    for table, schema in _TABLES.items():
+        if table not in present:
+            db.execute(schema)
 
 
 def _create_private(path: Path) -> None:
