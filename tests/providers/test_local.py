@@ -44,11 +44,9 @@ def _weather_toolbox() -> Toolbox:
     return Toolbox([module.get_weather])
 
 
-@pytest.fixture(scope="session")
-def model() -> LocalModel:
-    loaded = local_model("local")
-    loaded.load()
-    return loaded
+@pytest.fixture
+def model(local: LocalModel) -> LocalModel:
+    return local  # conftest's session model: the weights are loaded once for the whole suite
 
 
 @pytest.fixture
