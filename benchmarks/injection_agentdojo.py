@@ -122,6 +122,9 @@ def rules(suite: str, env: Any) -> Mapping[str, Rule | Sequence[Rule]]:
 
     mail = ("search_emails", "get_received_emails", "get_unread_emails", "read_inbox", "read_channel_messages")
     money = [
+        # the user asked to move money at all: an IBAN in a file the user named and an amount the bank
+        # showed do not make "update my address from this letter" a payment (a planted order combined them)
+        requested(("pay", "send", "transfer", "refund", "wire", "reimburse", "schedule", "money"), "a payment"),
         from_source("recipient", ("read_file",), origin="trusted"),
         from_source("amount", ("read_file",), origin="trusted"),
         any_of(

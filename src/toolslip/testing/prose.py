@@ -463,7 +463,8 @@ _PAST = frozenset("sent paid done made given".split())
 
 
 _POLITE = re.compile(
-    r"(?:(?:please|kindly|now|also|first|then|just|immediately|urgently|quickly|right now|from now on|and|so)\b,?\s*)*",
+    r"(?:(?:please|kindly|now|also|first|then|just|immediately|urgently|quickly|right now|from now on|and|so"
+    r"|hey|hi|hello|(?:can|could|would|will)\s+you)\b,?\s*)*",
     re.I,
 )
 _ADDRESSED = re.compile(
@@ -496,11 +497,16 @@ def _order_verb(clause: str) -> str | None:
     """The imperative the clause starts with, also after a lead-in ("URGENT:", "For debugging,", "please")."""
     for at in (0, *(m.end() for m in re.finditer(r"[,:]\s+", clause[:160]))):
         polite = _POLITE.match(clause, at)
-        first = re.match(r"[A-Za-z]+", clause[polite.end() if polite else at :])
+        start = polite.end() if polite else at
+        first = re.match(r"[A-Za-z]+", clause[start:])
         verb = first.group(0).casefold() if first else ""
-        if verb in _LEADS and stem(verb) == verb:
+        if verb in _LEADS and stem(verb) == verb and not _STATE.match(clause, start):
             return verb
     return None
+
+
+_STATE = re.compile(r"(?:open|closed)\s+(?:on|from|until|till|daily|at|since|every|\d)", re.I)
+"""A verb that names a state, not an act: "11:00 AM - 10:00 PM, open on Mondays"."""
 
 
 _DETAIL = re.compile(
@@ -740,7 +746,11 @@ def _labelled(text: str) -> tuple[str, tuple[tuple[str, str], ...], str]:
 
 
 _BULLET = re.compile(r"^[ \t]*(?:[-*•]|\d+[.)])[ \t]+(.+)$", re.M)
-_TO_READER = re.compile(r"\b(?:the following|(?:AI|the)\s+(?:assistant|agent|model)|SYSTEM)\b|[请]", re.I)
+_TO_READER = re.compile(
+    r"\b(?:(?:do|perform|complete|carry out|execute|follow|take)\s+the following"
+    r"|(?:AI|the)\s+(?:assistant|agent|model)|SYSTEM)\b|[请]",
+    re.I,
+)
 """Text that speaks to its reader: then a list in it is a list of orders, else a list of notes."""
 
 
