@@ -333,8 +333,9 @@ class _Values:
     used: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.quoted = [(m.start(), next(g for g in m.groups() if g is not None)) for m in _QUOTED.finditer(self.clause)]
-        closed = [m.span() for m in _QUOTED.finditer(self.clause)]
+        matches = list(_QUOTED.finditer(self.clause))
+        self.quoted = [(m.start(), next(g for g in m.groups() if g is not None)) for m in matches]
+        closed = [m.span() for m in matches]
         for m in _UNCLOSED.finditer(self.clause):  # "The subject should be 'Re: Hi!, and the email ...'"
             if not any(start <= m.start() < end for start, end in closed):
                 self.quoted.append((m.start(), m.group(1)))
@@ -591,6 +592,8 @@ class _Context:
     """The tool whose result held each of ``objects``."""
     fields: tuple[tuple[str, str], ...] = ()
     """The labelled values that follow the clause ("Subject: X", "Body: Y")."""
+    year: int | None = None
+    """The year of a date written without one (:func:`_year`), read once per text."""
 
 
 def prose_steps(
@@ -606,6 +609,7 @@ def prose_steps(
     """The steps the prose in ``text`` asks for, in order; clauses written as Python calls are skipped
     (:func:`toolslip.testing.instructions` reads those)."""
     ctx = _Context(specs, read_only, objects, source_arguments or {}, user_text, origins=origins)
+    ctx = replace(ctx, year=_year(ctx))
     names = [s.name for s in specs]
     written_as_call = _call_syntax(tuple(names))
     steps: list[Step] = []
@@ -623,8 +627,10 @@ def prose_steps(
         step = _step(clause, text, clause_words, replace(ctx, clause=clause, fields=fields), key, steps)
         if steps and (_order_verb(clause) in ("include", "put") or _HOW.match(clause)):
             step = None  # "Make sure to include the full bodies": how to carry out an order already given
-        at = next((i for i in reversed(range(len(steps))) if _restates(clause, steps[i], ctx)), None)
-        if step is None and at is not None and not fields and not re.search(r"\bto\b", clause, re.I):
+        restated = step is None and not fields and not re.search(r"\bto\b", clause, re.I)
+        earlier = reversed(range(len(steps))) if restated else range(0)
+        at = next((i for i in earlier if _restates(clause, steps[i], ctx)), None)
+        if at is not None:
             # "Email the files to X, then delete it. Send every file as an attachment.": the last sentence
             # details the order that sends, not an order of its own; "then send the sent emails in a
             # separate email" is that order again, with other data
@@ -868,7 +874,7 @@ def _fill(
 ) -> tuple[float, Step] | None:
     properties = {name: _plain(schema) for name, schema in spec.parameters.get("properties", {}).items()}
     required = list(spec.parameters.get("required", []))
-    values = _Values(clause, block, _year(ctx))
+    values = _Values(clause, block, ctx.year)
     things = name_words - _acts(spec)  # what the tool acts on: "scheduled transaction"
     arguments: dict[str, Any] = {}
     score = 0.0
