@@ -240,27 +240,38 @@ def crashable() -> Iterator[tuple[PostgresServer, Callable[[], None]]]:
         server.remove()
 
 
-def test_a_crash_loses_only_entries_written_after_the_fact_and_resume_repeats_nothing(
-    crashable: tuple[PostgresServer, Callable[[], None]],
-) -> None:
-    """The writer dies with the server: ann's tool_end, committed without waiting for the disk, is gone;
-    her payment is a cut-off call, which resume lists and does not run again."""
+def run_until_the_server_dies(
+    crashable: tuple[PostgresServer, Callable[[], None]], tools: Toolbox, *, first: str
+) -> list[str]:
+    """Run r with a writer that gives up fast, crash the server at the second model request and keep it
+    down until the run has failed; then start it again and return the kinds of the entries on disk."""
     server, crash = crashable
-    url = server.url()
-    journal = Journal(PostgresStore(url, retry_for=0.2, ttl=0.5, host="writer"))
+    journal = Journal(PostgresStore(server.url(), retry_for=0.2, ttl=0.5, host="writer"))
 
     def crash_and_stay_down() -> None:
         crash()
         server.stop("immediate")
 
-    model = crashing_on_the_second_request(crash_and_stay_down)
+    model = crashing_on_the_second_request(crash_and_stay_down, first=first)
     with pytest.raises(JournalError):
-        Agent(model=model, tools=Toolbox([pay, export]), hooks=journal.wrap(Dedup())).run("pay", run_id="r")
+        Agent(model=model, tools=tools, hooks=journal.wrap(Dedup())).run("pay", run_id="r")
     journal.store.close()
     server.start()
-    reader = PostgresStore(url)
-    assert [e.kind for e in reader.entries("r")] == ["start", "model", "tool_start"]  # ann's tool_end was lost
-    reader.close()
+    reader = PostgresStore(server.url())
+    try:
+        return [e.kind for e in reader.entries("r")]
+    finally:
+        reader.close()
+
+
+def test_a_crash_loses_only_entries_written_after_the_fact_and_resume_repeats_nothing(
+    crashable: tuple[PostgresServer, Callable[[], None]],
+) -> None:
+    """The writer dies with the server: ann's tool_end, committed without waiting for the disk, is gone;
+    her payment is a cut-off call, which resume lists and does not run again."""
+    url = crashable[0].url()
+    on_disk = run_until_the_server_dies(crashable, Toolbox([pay, export]), first="pay")
+    assert on_disk == ["start", "model", "tool_start"]  # ann's tool_end was lost
     model = ScriptedModel([call("pay", to="ann"), call("pay", to="bob"), "done"])
     result, resumed = resume_leaving_cut_off_calls(url, "r", model)
     assert result.ok and ran == ["ann", "bob"]  # ann's payment ran once, bob's once
@@ -296,23 +307,9 @@ def test_the_start_of_a_read_only_call_does_not_wait_for_the_disk_and_resume_run
 ) -> None:
     """Only the start entry was durable when the server crashed: the read-only call left no trace, and
     resume runs it again without asking (running it twice changes nothing), then pays bob once."""
-    server, crash = crashable
-    url = server.url()
-    journal = Journal(PostgresStore(url, retry_for=0.2, ttl=0.5, host="writer"))
-
-    def crash_and_stay_down() -> None:
-        crash()
-        server.stop("immediate")
-
-    model = crashing_on_the_second_request(crash_and_stay_down, first="balance")
+    url = crashable[0].url()
     tools = Toolbox([pay, balance])
-    with pytest.raises(JournalError):
-        Agent(model=model, tools=tools, hooks=journal.wrap(Dedup())).run("pay", run_id="r")
-    journal.store.close()
-    server.start()
-    reader = PostgresStore(url)
-    assert [e.kind for e in reader.entries("r")] == ["start"]
-    reader.close()
+    assert run_until_the_server_dies(crashable, tools, first="balance") == ["start"]
     resumer = Journal(PostgresStore(url, ttl=0.5, host="resumer"), approver=lambda request: False)
     model = ScriptedModel([call("balance", to="ann"), call("pay", to="bob"), "done"])
     deadline = time.monotonic() + 10
