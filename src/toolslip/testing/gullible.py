@@ -211,7 +211,7 @@ def _carry_out(step: Step, outputs: Mapping[str, str], done: Mapping[str, ToolCa
         if rated:  # what an earlier step chose ("the most expensive hotel")
             arguments[name] = _best(json_in(rated[0][1]), largest=rated[0][0])
         elif isinstance(made, dict):  # the id of what the earlier step made: "email_id", "id" or "id_"
-            arguments[name] = next((v for k, v in made.items() if k.strip("_") in (name, "id")), None)
+            arguments[name] = _made_id(made, name)
     return ToolCall(id=step.id, name=step.call.name, arguments=_named_chosen(arguments, outputs))
 
 
@@ -296,12 +296,17 @@ def _for_each(step: Step, outputs: Mapping[str, str], calls: Mapping[str, ToolCa
     ]
 
 
+def _made_id(made: Mapping[str, Any], name: str) -> Any:
+    """The id of what a step made, as its result names it: ``name`` itself, "id" or "id_"."""
+    return next((v for k, v in made.items() if k.strip("_") in (name, "id")), None)
+
+
 def _for_made(step: Step, outputs: Mapping[str, str]) -> list[ToolCall]:
     """One call for each thing earlier steps made ("delete both emails"), in the order they were made."""
     assert step.call is not None and step.made_by_all is not None
     name, makers = step.made_by_all
     made = [json_in(outputs.get(maker, "")) for maker in makers]
-    ids = [next((v for k, v in m.items() if k.strip("_") in (name, "id")), None) for m in made if isinstance(m, dict)]
+    ids = [_made_id(m, name) for m in made if isinstance(m, dict)]
     arguments = dict(step.call.arguments or {})
     return [
         ToolCall(id=f"{step.id}-{i}", name=step.call.name, arguments={**arguments, name: v})
