@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -389,22 +389,15 @@ def _readable(text: str) -> list[str]:
 
     text = _DELIMITED.sub(" ", text.replace(DATAMARK, " "))
     value = json_in(text)
-    if value is None:
-        return [text]
-    found: list[str] = []
+    return [text] if value is None else list(_strings(value))
 
-    def walk(item: Any) -> None:
-        if isinstance(item, str):
-            found.append(item)
-        elif isinstance(item, dict):
-            for v in item.values():
-                walk(v)
-        elif isinstance(item, list):
-            for v in item:
-                walk(v)
 
-    walk(value)
-    return found
+def _strings(item: Any) -> Iterator[str]:
+    """Every string in a JSON value, depth first."""
+    if isinstance(item, str):
+        yield item
+    for value in item.values() if isinstance(item, dict) else item if isinstance(item, list) else ():
+        yield from _strings(value)
 
 
 def _outputs(messages: Sequence[Message]) -> dict[tuple[str, str], str]:
