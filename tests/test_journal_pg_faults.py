@@ -232,7 +232,7 @@ def crashable() -> Iterator[tuple[PostgresServer, Callable[[], None]]]:
 
     The crash returns only once the postmaster has ended every session: it learns of the death
     asynchronously, and on a loaded machine a run could otherwise finish on its old session before the
-    crash reaches it (2 runs in 30 under load), testing nothing."""
+    crash reaches it (2 runs in 30 under load), never reaching the re-write of lost entries."""
     server = PostgresServer(settings={"bgwriter_lru_maxpages": "0"}).start()
     writer = walwriter(server.url())
     os.kill(writer, signal.SIGSTOP)
