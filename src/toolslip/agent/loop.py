@@ -15,8 +15,9 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias
 
+from ..code import PROGRAM_TOOL, CodeMode
 from ..core.errors import ConfigError
 from ..core.events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from ..core.messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult
@@ -28,7 +29,7 @@ from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
 from .calls import execute_call, not_executed, truncate_output
 from .hooks import Hook, RunContext, ToolAnswer
 from .limits import Budget, Limits
-from .tools import Toolbox, ToolLike, as_toolbox
+from .tools import Tool, Toolbox, ToolLike, as_toolbox
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
 
@@ -72,6 +73,11 @@ class Agent(Generic[DataT]):
     ``None`` picks the model's default."""
     output_retries: int = 1
     """How many times an answer that does not fit goes back to the model before the run stops."""
+    mode: Literal["tool", "code"] | CodeMode = "tool"
+    """``"code"``: the model is offered one tool, ``run_python(code)``, and answers with a program calling the
+    tools, run in a sandbox, each call through the hooks (:mod:`toolslip.code`; a ``CodeMode`` sets limits)."""
+    _code: CodeMode | None = field(default=None, init=False, repr=False)
+    _program: Tool | None = field(default=None, init=False, repr=False)
     _answer: Answer[DataT] | None = field(default=None, init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
@@ -92,6 +98,9 @@ class Agent(Generic[DataT]):
             hook.check(self.tools)
         if self.limits is not None:
             self.limits.check(self.model.name)
+        if self.mode != "tool":  # the program itself only reads: each call it makes is judged on its own
+            self._code = CodeMode.of(self.mode)
+            self._program = Tool.from_schema(PROGRAM_TOOL, "a program", {"type": "object"}, effects="read_only")
         if self.output_type is not None:
             self._answer = Answer(self.output_type, choose_mode(self.model, self.output_mode))
             self._answer.tools(self.tools.specs())  # a tool named like the final-answer tool fails here
@@ -245,10 +254,11 @@ class Agent(Generic[DataT]):
         """One model call (``None`` when it would pass a limit); tools are offered on every step so the
         model can always ask again."""
         answer = self._answer
+        offered = self.tools.specs() if self._code is None else (self._code.spec(list(self.tools)),)
         request = Request(
             model="",
             messages=tuple(ctx.messages),
-            tools=self.tools.specs() if answer is None else answer.tools(self.tools.specs()),
+            tools=offered if answer is None else answer.tools(offered),
             settings=self.settings,
             server_tools=tuple(self.server_tools),
             output=answer.output if answer is not None and answer.mode == "native" else None,
@@ -292,7 +302,7 @@ class Agent(Generic[DataT]):
         results: list[ToolResult] = []
         batch: list[ToolCall] = []
         for call in calls:
-            tool = self.tools.get(call.name)
+            tool = self._tool(call.name)
             if tool is None or tool.read_only or call.arguments is None:
                 batch.append(call)
                 continue
@@ -306,8 +316,11 @@ class Agent(Generic[DataT]):
             return [await self._run_call(ctx, calls[0])]
         return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls))) if calls else []
 
+    def _tool(self, name: str) -> Tool | None:
+        return self._program if self._program is not None and name == PROGRAM_TOOL else self.tools.get(name)
+
     async def _run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
-        tool = self.tools.get(call.name)
+        tool = self._tool(call.name)
         if ctx.emit is not None:
             ctx.event(ToolStarted(step=ctx.step, call=call))
             started = time.perf_counter()
@@ -317,6 +330,9 @@ class Agent(Generic[DataT]):
                 break
         if answer is not None:
             result, note = answer.result, answer.note
+        elif tool is not None and tool is self._program and self._code is not None:
+            # Code mode's one seam: each call the program makes comes back here, through every hook.
+            result, note = await self._code.run(call, list(self.tools), lambda c: self._run_call(ctx, c), ctx.state), ""
         elif tool is not None and tool.inline:  # never yields to the loop, so it cannot overlap another call
             result, note = await execute_call(call, tool, self.tools), ""
         else:
@@ -357,6 +373,7 @@ def make_agent(
     output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
+    mode: Literal["tool", "code"] | CodeMode = "tool",
 ) -> Agent[DataT]:
     if isinstance(model, str):
         from ..providers import resolve_model
@@ -373,6 +390,7 @@ def make_agent(
         output_type=output_type,
         output_mode=output_mode,
         output_retries=output_retries,
+        mode=mode,
     )
 
 
@@ -390,6 +408,7 @@ async def arun(
     output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
+    mode: Literal["tool", "code"] | CodeMode = "tool",
 ) -> RunResult[DataT]:
     """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
 
@@ -410,6 +429,7 @@ async def arun(
         output_type=output_type,
         output_mode=output_mode,
         output_retries=output_retries,
+        mode=mode,
     )
     try:
         return await agent.arun(prompt, on_event=on_event)

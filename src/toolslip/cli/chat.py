@@ -63,6 +63,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="go on from the newest run (or RUN_ID) with its transcript, tools and model",
     )
     p.add_argument("--system", help="a system prompt")
+    p.add_argument(
+        "--code",
+        action="store_true",
+        help="code mode: the model answers with a Python program that calls the tools, run in a sandbox "
+        "(each call through the same journal, approval and gate); see docs/code-mode.md",
+    )
     p.add_argument("--max-steps", type=at_least(1), default=8, help="model calls per turn (default 8)")
     add_limit_options(p)
     add_run_options(p)
@@ -96,6 +102,7 @@ def _handle(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         hooks=hooks_from_args(args, journal),
         limits=limits_from_args(args),
+        mode="code" if args.code else "tool",
     )
     session = _Session(agent=agent, journal=journal, where=args.journal, out=sys.stdout)
     if earlier is not None:

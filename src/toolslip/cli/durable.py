@@ -150,6 +150,8 @@ def _meta(args: argparse.Namespace) -> dict[str, Any]:
         "tools_files": [os.path.abspath(f) for f in files],
         "max_steps": getattr(args, "max_steps", None),
     }
+    if getattr(args, "code", False):  # a program's calls are replayed by running the same program again
+        meta["mode"] = "code"
     output_schema = getattr(args, "output_schema", None)
     if output_schema:  # a typed run resumes typed: the same answer type, asked for the same way
         path, _, name = output_schema.rpartition(":")

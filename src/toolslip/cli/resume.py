@@ -91,6 +91,7 @@ def handle(args: argparse.Namespace) -> int:
             limits=limits_from_args(args),
             output_type=output_type,
             output_mode=meta.get("output_mode"),
+            mode="code" if meta.get("mode") == "code" else "tool",
         )
         out = sys.stdout if output_type is None else sys.stderr  # a typed run's stdout: the JSON alone, as run's
         print(f"resuming run {args.run_id}: model {model_spec}, tools {', '.join(tools_files)}", file=out)

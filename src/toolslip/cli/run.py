@@ -68,6 +68,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--max-steps", type=at_least(1), default=8, help="hard limit on model calls (default 8)")
     p.add_argument("--system", help="a system prompt")
+    p.add_argument(
+        "--code",
+        action="store_true",
+        help="code mode: the model answers with a Python program that calls the tools, run in a sandbox "
+        "(each call through the same journal, approval and gate); see docs/code-mode.md",
+    )
     p.add_argument("--json", action="store_true", help="print the whole transcript as JSON on stdout")
     p.add_argument(
         "--output-schema",
@@ -186,6 +192,7 @@ async def _run(
             limits=args.limits,
             output_type=args.output_type,
             output_mode=args.output_mode,
+            mode="code" if args.code else "tool",
         )
         history = earlier.messages if earlier is not None else None
         try:

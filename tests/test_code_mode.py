@@ -1,0 +1,194 @@
+"""Code mode: the model answers with a program; each call it makes goes through the loop's own path.
+
+The programs run in the real sandbox (pydantic-monty's worker process); the model is scripted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from toolslip import Agent, Toolbox, tool
+from toolslip.core.events import Event, ToolFinished, ToolStarted
+from toolslip.core.messages import ToolResult
+from toolslip.testing import ScriptedModel, StreamedModel, call, reply
+
+pytest.importorskip("pydantic_monty")
+
+
+@tool(effects="read_only", trusted_output=True)
+def rate(currency: str) -> float:
+    """How many CNY one unit of ``currency`` buys.
+
+    Args:
+        currency: ISO code, e.g. USD.
+    """
+    return {"USD": 7.18, "JPY": 0.047}[currency]
+
+
+NOTES: list[str] = []
+
+
+@tool
+def save_note(text: str) -> str:
+    """Save a note for the user."""
+    NOTES.append(text)
+    return "saved"
+
+
+@tool(effects="read_only", trusted_output=True)
+def broken(x: int) -> int:
+    """Always fails."""
+    raise ValueError(f"no data for {x}")
+
+
+TOOLS = Toolbox([rate, save_note, broken])
+
+SEED = """total = 320 * rate("USD") + 15000 * rate(currency="JPY")
+print("total", round(total, 2))
+round(total / 4, 2)"""
+
+
+def program(code: str) -> object:
+    return call("run_python", code=code)
+
+
+def run(turns: list[object], tools: Toolbox = TOOLS, **kwargs: object) -> tuple[object, ScriptedModel, list[Event]]:
+    model = ScriptedModel(list(turns))  # type: ignore[arg-type]
+    events: list[Event] = []
+    kwargs.setdefault("mode", "code")
+    result = Agent(model=model, tools=tools, **kwargs).run("q", on_event=events.append)  # type: ignore[arg-type]
+    return result, model, events
+
+
+def results(result: object) -> list[ToolResult]:
+    return [p for m in result.messages for p in m.tool_results]  # type: ignore[attr-defined]
+
+
+def test_the_model_is_offered_one_program_tool_listing_the_tools_as_python() -> None:
+    # debug=True checks every request in every wire format: the program call and its result pair up.
+    result, model, _ = run([program(SEED), reply("3002.6 in total, 750.65 each")], debug=True)
+    (offered,) = model.requests[0].tools
+    assert offered.name == "run_python"
+    assert (
+        'def rate(currency: str) -> float:\n    """How many CNY one unit of ``currency`` buys.' in offered.description
+    )
+    assert "currency: ISO code, e.g. USD." in offered.description
+    assert "def save_note(text: str) -> str:" in offered.description
+    assert results(result)[0].content == "total 3002.6\nResult: 750.65"
+    assert result.output == "3002.6 in total, 750.65 each"  # type: ignore[attr-defined]
+
+
+def test_each_inner_call_is_a_tool_call_with_events_and_a_deterministic_id() -> None:
+    NOTES.clear()
+    code = 'r = rate("USD")\nsave_note("rate " + str(r))\nr'
+    result, _, events = run([program(code), reply("ok")])
+    started = [e.call for e in events if isinstance(e, ToolStarted)]
+    outer = started[0].id
+    assert [(c.id, c.name, dict(c.arguments or {})) for c in started] == [
+        (outer, "run_python", {"code": code}),
+        (f"{outer}/0", "rate", {"currency": "USD"}),
+        (f"{outer}/1", "save_note", {"text": "rate 7.18"}),
+    ]
+    finished = [e.result.content for e in events if isinstance(e, ToolFinished)]
+    assert finished == ["7.18", "saved", "Result: 7.18"]
+    assert NOTES == ["rate 7.18"]
+
+
+def test_a_failed_call_raises_at_the_call_and_the_program_may_catch_it() -> None:
+    code = "try:\n    broken(3)\nexcept RuntimeError as e:\n    print('caught:', e)\n'after'"
+    result, _, _ = run([program(code), reply("ok")])
+    assert results(result)[0].content == "caught: broken: broken failed: ValueError: no data for 3\nResult: after"
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("x = (", "SyntaxError"),
+        ("1/0", "ZeroDivisionError"),
+        ("undefined_tool(1)", "NameError"),
+        ("broken(1)", "RuntimeError: broken: broken failed: ValueError: no data for 1"),
+        ("open('/etc/passwd').read()", "PermissionError"),
+        ("import socket", "ModuleNotFoundError"),
+        ("import os\nos.listdir('/')", "PermissionError"),
+        ("while True:\n    pass", "TimeoutError"),
+        ("rate('USD', 'JPY')", "TypeError: rate() takes 1 positional arguments but 2 were given"),
+    ],
+)
+def test_a_failing_program_goes_back_as_an_error_the_model_can_correct(code: str, expected: str) -> None:
+    from toolslip.code import CodeMode, SandboxLimits
+
+    mode = CodeMode(SandboxLimits(seconds=0.5))
+    result, model, _ = run([program(code), program("rate('USD')"), reply("7.18")], mode=mode)
+    first, second = results(result)
+    assert first.is_error and "The program failed" in first.text and expected in first.text, first.text
+    assert not second.is_error and second.text == "Result: 7.18"
+    assert result.output == "7.18"  # type: ignore[attr-defined]
+
+
+def test_the_error_names_the_calls_that_ran_so_the_model_does_not_repeat_them() -> None:
+    NOTES.clear()
+    result, _, _ = run([program("save_note('a')\n1/0"), reply("ok")])
+    text = results(result)[0].text
+    assert "ZeroDivisionError" in text and "do not repeat them): save_note (ran)" in text
+    assert NOTES == ["a"]
+
+
+def test_the_step_limit_counts_programs() -> None:
+    result, _, _ = run([program("rate('USD')"), program("rate('JPY')"), program("rate('USD')")], max_steps=2)
+    assert result.stop_reason == "max_steps" and result.steps == 2  # type: ignore[attr-defined]
+
+
+def test_gathered_read_only_calls_run_concurrently_and_writes_run_alone() -> None:
+    spans: list[tuple[str, float, float]] = []
+
+    @tool(effects="read_only", trusted_output=True)
+    async def slow_read(key: str) -> str:
+        """Read slowly."""
+        start = time.perf_counter()
+        await asyncio.sleep(0.3)
+        spans.append((key, start, time.perf_counter()))
+        return key
+
+    @tool
+    async def slow_write(key: str) -> str:
+        """Write slowly."""
+        start = time.perf_counter()
+        await asyncio.sleep(0.2)
+        spans.append((key, start, time.perf_counter()))
+        return "ok"
+
+    code = (
+        "import asyncio\n"
+        "a, b, c = await asyncio.gather(slow_read('a'), slow_read('b'), slow_read('c'))\n"
+        "w1, w2 = await asyncio.gather(slow_write('w1'), slow_write('w2'))\n"
+        "a + b + c"
+    )
+    result, _, _ = run([program(code), reply("ok")], tools=Toolbox([slow_read, slow_write]))
+    assert results(result)[0].text == "Result: abc"
+    by = {k: (s, e) for k, s, e in spans}
+    reads = [by[k] for k in "abc"]
+    assert max(s for s, _ in reads) < min(e for _, e in reads)  # all three overlapped
+    assert by["w2"][0] >= by["w1"][1]  # the second write started after the first ended
+
+
+def test_code_mode_streams_like_tool_mode() -> None:
+    model = StreamedModel(ScriptedModel([program(SEED), reply("750.65 each")]), chunk_size=4)
+    events: list[Event] = []
+    result = Agent(model=model, tools=TOOLS, mode="code", stream=True).run("q", on_event=events.append)
+    assert result.output == "750.65 each"
+    assert results(result)[0].text == "total 3002.6\nResult: 750.65"
+
+
+def test_a_program_in_a_markdown_fence_runs() -> None:
+    result, _, _ = run([program("```python\nrate('JPY')\n```"), reply("ok")])
+    assert results(result)[0].text == "Result: 0.047"
+
+
+def test_an_unknown_mode_is_one_clear_sentence() -> None:
+    from toolslip import ConfigError
+
+    with pytest.raises(ConfigError, match="mode must be 'tool' or 'code', got 'python'"):
+        Agent(model=ScriptedModel([]), tools=TOOLS, mode="python")  # type: ignore[arg-type]
