@@ -1,11 +1,12 @@
 """A child process for the kill tests: a bank run that can SIGKILL itself at a chosen point.
 
-    python _bank_run.py JOURNAL RUN_ID LEDGER KILL
+    python _bank_run.py JOURNAL RUN_ID LEDGER KILL [code]
 
 JOURNAL is a SQLite file or a ``postgresql://`` URL.
 KILL is ``none``, ``pre:N`` / ``post:N`` (just before / after the N-th journal append of this process),
 ``midpre:N`` / ``mid:N`` (inside the N-th transfer this process runs, before / after it writes the ledger).
 The ledger file is the bank's own record: one line per executed transfer, outside the process.
+With ``code`` the agent is in code mode and the model pays everyone from one program (the same transfers).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from toolslip.messages import Request
 from toolslip.testing import FunctionModel, Turn, call
 
 journal_path, run_id, ledger_path, kill = sys.argv[1:5]
+code_mode = sys.argv[5:] == ["code"]
 kill_kind, _, kill_at = kill.partition(":")
 ledger = Path(ledger_path)
 
@@ -96,8 +98,20 @@ SCRIPT: list[Turn] = [
 ]
 
 
+PROGRAM = """import asyncio
+transfer("alice", 10, "r1")
+transfer(to="alice", amount=10, reference="r1")
+start = balance()
+for who, amount, reference in [("bob", 5, "r2"), ("alice", 10, "r1"), ("carol", 7, "r3")]:
+    transfer(who, amount, reference)
+a, b = await asyncio.gather(balance(), balance())
+print("paid", start - a)
+"""
+CODE_SCRIPT: list[Turn] = [call("run_python", code=PROGRAM), "all paid"]
+
+
 def script(request: Request) -> Turn:
-    return SCRIPT[sum(m.role == "assistant" for m in request.messages)]
+    return (CODE_SCRIPT if code_mode else SCRIPT)[sum(m.role == "assistant" for m in request.messages)]
 
 
 def reconcile(request: ApprovalRequest) -> Decision:
@@ -111,7 +125,11 @@ def reconcile(request: ApprovalRequest) -> Decision:
 async def main() -> int:
     journal = Journal(KillingStore(open_store(journal_path)), approver=reconcile)  # type: ignore[arg-type]
     agent = Agent(
-        model=FunctionModel(script), tools=Toolbox([transfer, balance]), max_steps=10, hooks=journal.wrap(Dedup())
+        model=FunctionModel(script),
+        tools=Toolbox([transfer, balance]),
+        max_steps=10,
+        hooks=journal.wrap(Dedup()),
+        mode="code" if code_mode else "tool",
     )
     print("ready", flush=True)
     if journal.recording(run_id) is None:

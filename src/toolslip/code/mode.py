@@ -10,7 +10,7 @@ for one call, every hook included (journal, dedup, approval, the injection gate,
 its own ``ToolStarted``/``ToolFinished`` events.
 
 What the program sees of a call: the result's text, read as JSON when it is JSON (a number, a dict, a
-list) and as a string otherwise. A call that failed, was refused or was not run raises ``RuntimeError``
+list) and as a string otherwise. A call that failed, was refused or held raises ``RuntimeError``
 with the result's text at the call, so a program never goes on with an error message where it expected
 data; it may catch it. What the program printed and the value of its last line go back to the model as
 the result of ``run_python``; a program that fails (a syntax error, an exception, a limit) goes back as
@@ -154,7 +154,8 @@ async def _answered(pending: Awaitable[ToolResult], results: list[ToolResult]) -
 
 def as_value(result: ToolResult) -> InnerAnswer:
     """What the program gets back from a call (see the module docstring)."""
-    if result.is_error or result.outcome in ("refused", "held", "not_executed"):
+    # A call cut off by a crash and not run again is no error (it may have happened): its text is the value.
+    if result.is_error or result.outcome in ("refused", "held"):
         return InnerAnswer(error=f"{result.name}: {result.text}")
     text = result.text
     try:
