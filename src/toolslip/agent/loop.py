@@ -74,10 +74,8 @@ class Agent(Generic[DataT]):
     output_retries: int = 1
     """How many times an answer that does not fit goes back to the model before the run stops."""
     mode: Literal["tool", "code"] | CodeMode = "tool"
-    """``"code"``: the model is offered one tool, ``run_python(code)``, and answers with a program calling the
-    tools, run in a sandbox, each call through the hooks (:mod:`toolslip.code`; a ``CodeMode`` sets limits)."""
+    """``"code"``: the model answers with a program that calls the tools, each call via the hooks (toolslip.code)."""
     _code: CodeMode | None = field(default=None, init=False, repr=False)
-    _program: Tool | None = field(default=None, init=False, repr=False)
     _answer: Answer[DataT] | None = field(default=None, init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
@@ -99,8 +97,7 @@ class Agent(Generic[DataT]):
         if self.limits is not None:
             self.limits.check(self.model.name)
         if self.mode != "tool":  # the program itself only reads: each call it makes is judged on its own
-            self._code = CodeMode.of(self.mode)
-            self._program = Tool.from_schema(PROGRAM_TOOL, "a program", {"type": "object"}, effects="read_only")
+            self._code = CodeMode.of(self.mode, Tool.from_schema(PROGRAM_TOOL, "a program", {}, effects="read_only"))
         if self.output_type is not None:
             self._answer = Answer(self.output_type, choose_mode(self.model, self.output_mode))
             self._answer.tools(self.tools.specs())  # a tool named like the final-answer tool fails here
@@ -113,11 +110,14 @@ class Agent(Generic[DataT]):
         on_event: Callable[[Event], None] | None = None,
         history: RunResult | Sequence[Message] | None = None,
         limits: Limits | None = None,
+        deps: Any = None,
     ) -> RunResult[DataT]:
         """Run until the model stops calling tools, the step limit is hit or a limit would be passed.
 
         ``history`` continues a conversation: the earlier run's result (or its messages), to which
         ``prompt`` is added as the next user message. ``limits`` replace the agent's for this run.
+        ``deps`` are this run's dependencies (a user id, a database pool): tools, hooks and output
+        validators read them from the run context (:mod:`toolslip.agent.context`); they are never journaled.
         """
         if limits is not None:
             limits.check(self.model.name)
@@ -128,6 +128,7 @@ class Agent(Generic[DataT]):
             tools=self.tools,
             messages=self._initial_messages(prompt, earlier or ()),
             emit=on_event,
+            deps=deps,
         )
         budget = Budget(limits or self.limits, self.model.name)
         try:
@@ -144,10 +145,12 @@ class Agent(Generic[DataT]):
         connection is reused from one call to the next."""
         return run_sync(self.arun(prompt, **kwargs))  # type: ignore[arg-type]
 
-    async def iter(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> AsyncIterator[Event]:
+    async def iter(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None, deps: Any = None
+    ) -> AsyncIterator[Event]:
         """The run as a stream of events, ending with :class:`~toolslip.core.events.RunFinished`."""
         queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
-        task = asyncio.create_task(self.arun(prompt, run_id=run_id, on_event=queue.put_nowait))
+        task = asyncio.create_task(self.arun(prompt, run_id=run_id, on_event=queue.put_nowait, deps=deps))
 
         def forward_failure(t: asyncio.Task[RunResult]) -> None:
             if not t.cancelled() and (exc := t.exception()) is not None:
@@ -192,7 +195,7 @@ class Agent(Generic[DataT]):
             calls = response.message.tool_calls
             if response.stop_reason == "pause_turn":  # Anthropic: send the paused turn back as is
                 continue
-            if self._answer is not None and (verdict := self._answer.judge(response)) is not None:
+            if self._answer is not None and (verdict := self._answer.judge(response, ctx)) is not None:
                 if verdict.ok or retries >= self.output_retries or ctx.step == self.max_steps:
                     stop = "completed" if verdict.ok else verdict.stop
                     if (closing := self._answer.closing(verdict, calls)) is not None:
@@ -302,7 +305,7 @@ class Agent(Generic[DataT]):
         results: list[ToolResult] = []
         batch: list[ToolCall] = []
         for call in calls:
-            tool = self._tool(call.name)
+            tool = self.tools.get(call.name)  # the program tool is not there: it runs concurrently, being read-only
             if tool is None or tool.read_only or call.arguments is None:
                 batch.append(call)
                 continue
@@ -316,11 +319,8 @@ class Agent(Generic[DataT]):
             return [await self._run_call(ctx, calls[0])]
         return list(await asyncio.gather(*(self._run_call(ctx, c) for c in calls))) if calls else []
 
-    def _tool(self, name: str) -> Tool | None:
-        return self._program if self._program is not None and name == PROGRAM_TOOL else self.tools.get(name)
-
     async def _run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
-        tool = self._tool(call.name)
+        tool = self._code.tool if self._code is not None and call.name == PROGRAM_TOOL else self.tools.get(call.name)
         if ctx.emit is not None:
             ctx.event(ToolStarted(step=ctx.step, call=call))
             started = time.perf_counter()
@@ -330,14 +330,13 @@ class Agent(Generic[DataT]):
                 break
         if answer is not None:
             result, note = answer.result, answer.note
-        elif tool is not None and tool is self._program and self._code is not None:
-            # Code mode's one seam: each call the program makes comes back here, through every hook.
+        elif self._code is not None and tool is self._code.tool:  # each call the program makes comes back here
             result, note = await self._code.run(call, list(self.tools), lambda c: self._run_call(ctx, c), ctx.state), ""
         elif tool is not None and tool.inline:  # never yields to the loop, so it cannot overlap another call
-            result, note = await execute_call(call, tool, self.tools), ""
+            result, note = await execute_call(call, tool, self.tools, ctx), ""
         else:
             async with self._limit():
-                result, note = await execute_call(call, tool, self.tools), ""
+                result, note = await execute_call(call, tool, self.tools, ctx), ""
         for hook in self.hooks:
             result = await hook.after_tool(ctx, call, tool, result)
         # Truncate last, so hooks (the run journal) keep the full output while the model sees the cut.
@@ -409,10 +408,12 @@ async def arun(
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
     mode: Literal["tool", "code"] | CodeMode = "tool",
+    deps: Any = None,
 ) -> RunResult[DataT]:
     """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
 
     With ``output_type`` the run ends in a validated value, ``RunResult.data`` (see :class:`Agent`).
+    ``deps`` reach the tools that ask for the run context (:mod:`toolslip.agent.context`).
 
     A model made from a string is closed after the run; its connections stay in the event loop's pool
     for the next call (see :mod:`toolslip.providers.http`). To run many prompts, a reused :class:`Agent`
@@ -432,7 +433,7 @@ async def arun(
         mode=mode,
     )
     try:
-        return await agent.arun(prompt, on_event=on_event)
+        return await agent.arun(prompt, on_event=on_event, deps=deps)
     finally:
         close = getattr(agent.model, "aclose", None) if isinstance(model, str) else None
         if close is not None:

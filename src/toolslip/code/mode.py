@@ -76,16 +76,20 @@ class CodeMode:
 
     def __init__(self, limits: SandboxLimits | None = None) -> None:
         self.limits = limits or SandboxLimits()
+        self.tool: Any = None
+        """The loop's own ``Tool`` for ``run_python`` (read-only: each call the program makes is judged
+        on its own), which the hooks see; set by :meth:`of`."""
         self._spec: tuple[tuple[str, ...], ToolSpec] | None = None
 
     @classmethod
-    def of(cls, mode: str | CodeMode) -> CodeMode:
-        """The code mode an ``Agent(mode=...)`` names; one clear sentence for a mode that is not one."""
-        if isinstance(mode, CodeMode):
-            return mode
-        if mode != "code":
+    def of(cls, mode: str | CodeMode, tool: Any) -> CodeMode:
+        """The code mode an ``Agent(mode=...)`` names, with the loop's ``tool`` for ``run_python``; one clear
+        sentence for a mode that is not one."""
+        if not isinstance(mode, CodeMode) and mode != "code":
             raise ConfigError(f"mode must be 'tool' or 'code', got {mode!r}")
-        return cls()
+        found = mode if isinstance(mode, CodeMode) else cls()
+        found.tool = tool
+        return found
 
     def spec(self, tools: Sequence[Offered]) -> ToolSpec:
         """``run_python(code)``, its description listing ``tools`` as Python functions."""
