@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from toolslip import Agent, Toolbox, tool
+from toolslip import Agent, RunContext, Toolbox, tool
 from toolslip.core.events import Event, ToolFinished, ToolStarted
 from toolslip.core.messages import ToolResult
 from toolslip.testing import ScriptedModel, StreamedModel, call, reply
@@ -192,3 +192,21 @@ def test_an_unknown_mode_is_one_clear_sentence() -> None:
 
     with pytest.raises(ConfigError, match="mode must be 'tool' or 'code', got 'python'"):
         Agent(model=ScriptedModel([]), tools=TOOLS, mode="python")  # type: ignore[arg-type]
+
+
+def test_a_tool_called_from_a_program_gets_the_run_context_made_for_its_inner_call() -> None:
+    seen: list[tuple[object, str]] = []
+
+    @tool(effects="read_only")
+    def my_orders(ctx: RunContext[str], limit: int) -> list[str]:
+        """The asking user's orders."""
+        assert ctx.call is not None
+        seen.append((ctx.deps, ctx.call.id))
+        return [f"{ctx.deps}-{n}" for n in range(limit)]
+
+    model = ScriptedModel([program("len(my_orders(2)) + len(my_orders(limit=1))"), reply("3")])
+    result = Agent(model=model, tools=Toolbox([my_orders]), mode="code").run("q", deps="ada")
+    outer = result.messages[1].tool_calls[0].id
+    assert seen == [("ada", f"{outer}/0"), ("ada", f"{outer}/1")]
+    assert "ctx" not in model.requests[0].tools[0].description
+    assert results(result)[0].text == "Result: 3"

@@ -35,6 +35,7 @@ from .signatures import Declared, parameter_names, python_stub
 
 __all__ = [
     "CODE_FUNCTIONS",
+    "INNER_CALLS",
     "INNER_RESULTS",
     "PROGRAM_TOOL",
     "CodeMode",
@@ -53,6 +54,9 @@ format sends it, since each reads only its own key there."""
 INNER_RESULTS = "code.results"
 """Key in ``RunContext.state``: every result a program's calls got, in order. The injection gate's
 provenance reads them, because a program passes data on before its own result reaches the transcript."""
+INNER_CALLS = "code.calls"
+"""Key in ``RunContext.state``: every call a program made, in order (the gate's rules look a source's
+call up there, as they look up a direct call in the transcript)."""
 
 _INTRO = """Run a Python program that calls the functions below; use it to get data and to act.
 Call them as plain functions: `rate = fx(320, "USD")`. Compute with Python (sums, loops, ifs).
@@ -118,14 +122,16 @@ class CodeMode:
     ) -> ToolResult:
         """Run the program in ``call``; each of its tool calls goes to ``inner`` (the loop's path for one call).
 
-        ``state`` is the run's ``RunContext.state``: every inner result is added to its
-        :data:`INNER_RESULTS` as it arrives.
+        ``state`` is the run's ``RunContext.state``: every inner call and result is added to its
+        :data:`INNER_CALLS` and :data:`INNER_RESULTS` as it happens.
         """
         source = (call.arguments or {}).get("code")
         if not isinstance(source, str) or not source.strip():
             text = f"{PROGRAM_TOOL} needs the program as its `code` argument (a string of Python)."
             return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, outcome="failed")
-        results: list[ToolResult] = ({} if state is None else state).setdefault(INNER_RESULTS, [])
+        state = {} if state is None else state
+        results: list[ToolResult] = state.setdefault(INNER_RESULTS, [])
+        calls: list[ToolCall] = state.setdefault(INNER_CALLS, [])
         first = len(results)
         made = [0]
 
@@ -134,6 +140,7 @@ class CodeMode:
             # even when some of them run concurrently and finish in another order.
             inner_call = ToolCall(id=f"{call.id}/{made[0]}", name=name, arguments=arguments)
             made[0] += 1
+            calls.append(inner_call)
             return _answered(inner(inner_call), results)
 
         functions = {t.name: parameter_names(t.parameters) for t in tools}

@@ -25,6 +25,7 @@ from typing import Literal
 
 from ..agent.hooks import Hook, RunContext, ToolAnswer
 from ..agent.tools import Tool
+from ..code import INNER_RESULTS
 from ..core.events import GateDecided
 from ..core.messages import ModelResponse, Request, Text, ToolCall
 from ..durable.decisions import GRANTED, ApprovalRequest, Approver, refusal
@@ -81,6 +82,7 @@ def text_provenance(ctx: RunContext) -> Provenance:
     provenance = ctx.state.setdefault("provenance", TextProvenance())
     assert isinstance(provenance, TextProvenance)
     provenance.observe(ctx.messages, echoes=ctx.state.get(ALLOWED, ()))
+    provenance.observe_results(ctx.state.get(INNER_RESULTS, ()), echoes=ctx.state.get(ALLOWED, ()))
     return provenance
 
 

@@ -92,6 +92,7 @@ class TextProvenance:
     _words: set[str] = field(default_factory=set)
     """Every word of the context so far: what an echo may repeat without bringing new text."""
     _seen: int = 0
+    _results_seen: int = 0
     _user_messages: int = 0
 
     @classmethod
@@ -111,12 +112,27 @@ class TextProvenance:
         """
         for message in messages[self._seen :]:
             for source, text, taints in self._split(message):
-                said = (echoes or {}).get(source.call_id or "")
-                if said is not None and source.origin != "user":
-                    source = Source(origin="untrusted", label=source.label, call_id=source.call_id)
-                    taints = not self._echoes(text, said)
-                self.add(source, text, taints=taints)
+                self._index(source, text, taints, echoes)
         self._seen = len(messages)
+
+    def observe_results(
+        self, results: Sequence[ToolResult], *, echoes: Mapping[str, Collection[str]] | None = None
+    ) -> None:
+        """Index results that reach the run before the transcript: the calls a program makes (code mode).
+
+        A program passes what one call returned to the next call before its own result is in the
+        transcript, so these are sources from the moment they arrive (the list only grows)."""
+        for result in results[self._results_seen :]:
+            for source, text, taints in _result_sources(result):
+                self._index(source, text, taints, echoes)
+        self._results_seen = len(results)
+
+    def _index(self, source: Source, text: str, taints: bool, echoes: Mapping[str, Collection[str]] | None) -> None:
+        said = (echoes or {}).get(source.call_id or "")
+        if said is not None and source.origin != "user":
+            source = Source(origin="untrusted", label=source.label, call_id=source.call_id)
+            taints = not self._echoes(text, said)
+        self.add(source, text, taints=taints)
 
     def _echoes(self, text: str, said: Collection[str]) -> bool:
         """Does ``text`` say nothing but ``said``, numbers, confirmations and words already seen?"""

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..agent.hooks import RunContext
 from ..agent.tools import Tool
+from ..code import INNER_CALLS, INNER_RESULTS
 from ..core.errors import ConfigError
 from ..core.messages import Message, ToolCall
 from .provenance import Provenance, Source, TextProvenance, normalise
@@ -90,11 +91,14 @@ class Check:
         """The call whose result ``source`` is, to check which source it was."""
         if source.call_id is None:
             return None
-        return next((c for m in self.ctx.messages for c in m.tool_calls if c.id == source.call_id), None)
+        made = self.ctx.state.get(INNER_CALLS, ())  # a program's calls (code mode) are not in the transcript
+        calls = [*(c for m in self.ctx.messages for c in m.tool_calls), *made]
+        return next((c for c in calls if c.id == source.call_id), None)
 
     def result_of(self, source: Source) -> str:
         """The full text of the result ``source`` is part of ("" for messages)."""
-        found = (r for m in self.ctx.messages for r in m.tool_results if r.call_id == source.call_id)
+        results = [*(r for m in self.ctx.messages for r in m.tool_results), *self.ctx.state.get(INNER_RESULTS, ())]
+        found = (r for r in results if r.call_id == source.call_id)
         return next((r.text for r in found), "")
 
 
