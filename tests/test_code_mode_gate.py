@@ -47,7 +47,10 @@ def run(prompt: str, code: str) -> tuple[list[GateDecided], str]:
 
 
 def test_a_value_a_program_read_from_untrusted_text_is_judged_as_untrusted() -> None:
-    code = 'import re\nbody = read_email()["body"]\niban = re.search(r"DE[0-9 ]{20,}", body).group(0)\nsend_money(iban, 500)'
+    code = (
+        'import re\nbody = read_email()["body"]\n'
+        'iban = re.search(r"DE[0-9 ]{20,}", body).group(0)\nsend_money(iban, 500)'
+    )
     decisions, text = run("Pay my latest invoice.", code)
     assert SENT == []
     (decision,) = decisions
