@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from ..core.errors import ConfigError
 from ..core.messages import ToolCall, ToolResult, ToolSpec
+from ..providers.local_code import CODE_FUNCTIONS
 from .sandbox import InnerAnswer, ProgramOutcome, SandboxLimits, run_program
 from .signatures import Declared, parameter_names, python_stub
 
@@ -48,9 +49,6 @@ __all__ = [
 
 PROGRAM_TOOL = "run_python"
 """The one tool the model is offered in code mode."""
-CODE_FUNCTIONS = "toolslip.code"
-"""Key in the program tool's ``ToolSpec.extra`` holding the stubs (a grammar builds on them); no wire
-format sends it, since each reads only its own key there."""
 INNER_RESULTS = "code.results"
 """Key in ``RunContext.state``: every result a program's calls got, in order. The injection gate's
 provenance reads them, because a program passes data on before its own result reaches the transcript."""

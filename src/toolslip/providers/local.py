@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core._display import did_you_mean
 from ..core.errors import ConfigError, InvalidValue, ProviderError
-from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
+from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolCall, ToolSpec, Usage, UseTool
 from ..core.model import IGNORED
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
+from .local_code import code_functions, code_grammar, code_messages, parse_program
 from .local_decode import Aborter, Generated, generate
 from .local_probe import check_library
 from .local_settings import triage
@@ -166,15 +167,20 @@ class LocalModel:
         # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
         # writing calls as text instead of answering.
         messages = request.messages if request.output is None else with_answer_schema(request.messages, request.output)
-        prompt = loaded.template.render(messages, request.tools if calling else ())
-        grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
+        code = code_functions(request.tools) if calling else None  # code mode: the model writes a program
+        if code is not None:
+            messages, ran = code_messages(messages, code)
+            grammar = _compiled(code_grammar(program=ran is not True, answer=ran is not None)) if self.grammar else None
+        else:
+            grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
+        prompt = loaded.template.render(messages, request.tools if calling and code is None else ())
         shown = _Shown(screen=calling)
         async for piece in _pieces(loaded, prompt, picked.options, grammar):
             if isinstance(piece, Generated):
                 out = piece
             elif chunk := shown.add(piece):
                 yield TextChunk(text=chunk)
-        text, calls = parse_output(out.text, tools) if calling else (out.text.strip(), [])
+        text, calls = _parsed(out.text, request, tools, calling=calling, code=code is not None)
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
         if calls and self.repeat_guard and allow_text:
             calls = fresh_calls(calls, request.messages)
@@ -210,15 +216,28 @@ class LocalModel:
         self, request: Request, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None
     ) -> Any:
         """The compiled grammar: ``tools``' calls and/or an answer (free text, or ``request.output``'s JSON)."""
-        from llama_cpp.llama_grammar import LlamaGrammar
-
         if not self.grammar or not (request.tools or request.output):
             return None
         if request.output is not None and allow_text:
             source = answer_grammar(request.output, tools, max_calls=max_calls)
         else:  # with no tools left (an answer instead of a repeated call), only the text branch remains
             source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls)
-        return LlamaGrammar.from_string(source, verbose=False)
+        return _compiled(source)
+
+
+def _parsed(
+    text: str, request: Request, tools: tuple[ToolSpec, ...], *, calling: bool, code: bool
+) -> tuple[str, list[ToolCall]]:
+    """The answer text and the calls in what the model wrote (a fenced program, in code mode)."""
+    if code:
+        return parse_program(text, request.tools[0].name)
+    return parse_output(text, tools) if calling else (text.strip(), [])
+
+
+def _compiled(source: str) -> Any:
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    return LlamaGrammar.from_string(source, verbose=False)
 
 
 @dataclass

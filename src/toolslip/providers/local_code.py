@@ -1,0 +1,136 @@
+"""Code mode on the embedded model: it writes a fenced Python program, or answers in words.
+
+A small *coder* model writes ``total = fx(320, "USD") + fx(15000, "JPY")`` far more reliably than it
+drives a multi-turn JSON tool protocol. When the only tool offered is code mode's program tool (its
+declaration carries the functions' Python stubs under :data:`CODE_FUNCTIONS`), the embedded model is
+spoken to as a programmer: the stubs go in the system prompt, its earlier programs appear as its own
+fenced blocks and their output as the next user turn, and the grammar allows exactly one of
+
+* a program: a ```` ```python ```` block whose lines never start with ``import``, ``from``, ``def``
+  or ``class`` (so it can neither reach outside the sandbox's few modules nor redefine an offered
+  function), which is all it may write right after the user spoke (left a choice, the 0.5B model
+  answered the seed's question in words, computing in its head), or
+* an answer in words, which is all it may write once a program has run without an error (so a question
+  needing one program costs two model calls); after a failed program it may write either.
+
+The reply is turned back into a ``run_python`` call, so the loop, the journal and every wire see code
+mode's ordinary tool call.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..core.messages import Message, ToolCall, ToolSpec
+
+__all__ = ["CODE_FUNCTIONS", "code_functions", "code_grammar", "code_messages", "parse_program"]
+
+CODE_FUNCTIONS = "toolslip.code"
+"""Key in the program tool's ``ToolSpec.extra``: ``{"stubs": [...], "names": [...]}``. No wire format sends
+it: each reads only its own key there."""
+
+_FORBIDDEN = ("import ", "from ", "def ", "class ", "async def ")
+
+_SYSTEM = """You answer by writing Python. You can call these functions:
+
+```python
+{stubs}
+```
+
+To answer a question, first write one short Python program in a ```python block: call the functions, \
+compute with Python, and print() the results. You will then see what it printed, and you answer the \
+question in plain words from that output. Never invent a value a function can give you."""
+
+_OUTPUT = """The program printed:
+{output}
+
+{ask}"""
+_ASK_ANSWER = "Answer my question now, in plain words, using these results."
+_ASK_FIX = "The program failed. Write a corrected program."
+
+
+def code_functions(tools: Sequence[ToolSpec]) -> Mapping[str, Any] | None:
+    """The functions of code mode's program tool, when it is the one tool offered; else ``None``."""
+    if len(tools) != 1:
+        return None
+    found = tools[0].extra.get(CODE_FUNCTIONS)
+    return found if isinstance(found, Mapping) else None
+
+
+def code_messages(messages: Sequence[Message], functions: Mapping[str, Any]) -> tuple[list[Message], bool | None]:
+    """The transcript as the model writes programs, and how the last program went: ``None`` when no program
+    has run since the user spoke, ``True`` when it ran without an error, ``False`` when it failed."""
+    system = _SYSTEM.format(stubs="\n\n".join(functions.get("stubs", ())))
+    out: list[Message] = []
+    ran_clean: bool | None = None
+    for message in messages:
+        if message.role == "system":
+            system = f"{message.text}\n\n{system}"
+            continue
+        if message.role == "assistant" and message.tool_calls:
+            blocks = [f"```python\n{(c.arguments or {}).get('code', '')}\n```" for c in message.tool_calls]
+            out.append(Message.assistant("\n".join([message.text, *blocks]).strip()))
+            continue
+        if message.role == "tool":
+            results = message.tool_results
+            failed = any(r.is_error for r in results)
+            output = "\n".join(r.text for r in results) or "(nothing)"
+            out.append(Message.user(_OUTPUT.format(output=output, ask=_ASK_FIX if failed else _ASK_ANSWER)))
+            ran_clean = not failed
+            continue
+        ran_clean = None
+        out.append(message)
+    return [Message.system(system), *out], ran_clean
+
+
+def _not_starting_with(name: str, words: Sequence[str]) -> list[str]:
+    """GBNF rules ``name``: a line body (no newline, no backtick) that starts with none of ``words``."""
+    rules: list[str] = []
+
+    def node(rule: str, prefix: str) -> None:
+        following = sorted({w[len(prefix)] for w in words if w.startswith(prefix) and len(w) > len(prefix)})
+        escaped = "".join(re.escape(c) if c not in " " else " " for c in following)
+        alternatives = [f"[^{escaped}\\n`] [^\\n`]*"]
+        if prefix:
+            alternatives.append('""')  # the line may end inside a forbidden word's prefix
+        for index, char in enumerate(following):
+            longer = prefix + char
+            if any(w == longer for w in words):
+                continue  # the whole forbidden word: no way on
+            child = f"{rule}-{index}"
+            node(child, longer)
+            alternatives.append(f'"{char}" {child}')
+        rules.append(f"{rule} ::= " + " | ".join(alternatives))
+
+    node(name, "")
+    return rules
+
+
+def code_grammar(*, program: bool, answer: bool) -> str:
+    """A GBNF grammar for a fenced program and/or an answer that is not one."""
+    branches = (["program"] if program else []) + (["text"] if answer else [])
+    rules = [f"root ::= {' | '.join(branches)}"]
+    if program:
+        rules += [
+            'program ::= "```python\\n" line line* "```"',
+            'line ::= [ \\t]* stmt? "\\n"',
+            *_not_starting_with("stmt", _FORBIDDEN),
+        ]
+    if answer:
+        rules.append("text ::= [^`<{\\[ \\t\\n] [^\\x00]*")
+    return "\n".join(rules)
+
+
+_PROGRAM = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
+
+
+def parse_program(text: str, tool: str) -> tuple[str, list[ToolCall]]:
+    """A fenced program becomes a call of ``tool``; anything else is the answer."""
+    found = _PROGRAM.search(text)
+    if found is None or not found.group(1).strip():
+        return text.strip(), []
+    call = ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=tool, arguments={"code": found.group(1)})
+    return "", [call]

@@ -1,0 +1,106 @@
+"""The embedded model in code mode: its prompt, its grammar (a program over the offered functions, or an
+answer) and how its reply becomes code mode's ``run_python`` call."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from toolslip import Agent, Toolbox, tool
+from toolslip.core.messages import Message, ToolCall, ToolResult
+from toolslip.providers.local_code import code_functions, code_grammar, code_messages, parse_program
+from toolslip.testing import ScriptedModel, call, reply
+
+
+@tool(effects="read_only", trusted_output=True)
+def fx(amount: float, currency: str) -> float:
+    """Convert an amount to CNY."""
+    return amount * 7.18
+
+
+def offered() -> tuple[object, ...]:
+    model = ScriptedModel([call("run_python", code="fx(1, 'USD')"), reply("ok")])
+    Agent(model=model, tools=Toolbox([fx]), mode="code").run("q")
+    return model.requests[0].tools
+
+
+def _stmt_matches(grammar: str, line: str) -> bool:
+    """Whether ``line`` is a ``stmt`` of ``grammar`` (its rules are literals, char classes and rule names)."""
+    rules = dict(r.split(" ::= ", 1) for r in grammar.splitlines())
+
+    def match(rule: str, text: str) -> bool:
+        for alternative in rules[rule].split(" | "):
+            if alternative == '""' and text == "":
+                return True
+            if found := re.fullmatch(r'"(.)" (\S+)', alternative):
+                if text[:1] == found.group(1) and match(found.group(2), text[1:]):
+                    return True
+            elif found := re.fullmatch(r"\[\^(.*?)\\n`\] \[\^\\n`\]\*", alternative):
+                excluded = found.group(1).replace("\\", "")
+                if text and text[0] not in excluded and not set(text) & {"\n", "`"}:
+                    return True
+        return False
+
+    return match("stmt", line)
+
+
+def test_the_functions_come_from_the_program_tools_declaration() -> None:
+    functions = code_functions(offered())  # type: ignore[arg-type]
+    assert functions is not None and functions["names"] == ["fx"]
+    assert functions["stubs"][0].startswith("def fx(amount: float, currency: str) -> float:")
+
+
+@pytest.mark.parametrize(
+    ("line", "allowed"),
+    [
+        ("total = fx(320, 'USD') + fx(15000, 'JPY')", True),
+        ("if total > 3:", True),
+        ("for c in ['USD']:", True),
+        ("def_total = 3", True),
+        ("important = 1", True),
+        ("fromage = 2", True),
+        ("print(total / 4)", True),
+        ("import os", False),
+        ("from os import path", False),
+        ("def fx(amount, currency):", False),
+        ("class X:", False),
+        ("async def f():", False),
+    ],
+)
+def test_a_program_line_may_not_import_or_define(line: str, allowed: bool) -> None:
+    assert _stmt_matches(code_grammar(program=True, answer=True), line) is allowed
+
+
+def test_the_grammar_compiles_and_offers_what_the_turn_allows() -> None:
+    pytest.importorskip("llama_cpp")
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    for program, answer in ((True, False), (True, True), (False, True)):
+        source = code_grammar(program=program, answer=answer)
+        LlamaGrammar.from_string(source, verbose=False)
+        root = source.splitlines()[0]
+        assert ("program" in root) is program and ("text" in root) is answer
+
+
+def test_programs_appear_as_the_models_own_blocks_and_their_output_as_the_next_turn() -> None:
+    functions = {"stubs": ["def fx(amount: float, currency: str) -> float: ..."], "names": ["fx"]}
+    asked = [Message.system("Be brief."), Message.user("320 USD?")]
+    first, ran = code_messages(asked, functions)
+    assert ran is None and first[0].role == "system"
+    assert first[0].text.startswith("Be brief.\n\nYou answer by writing Python.") and "def fx(" in first[0].text
+    program = ToolCall(id="c1", name="run_python", arguments={"code": "print(fx(320, 'USD'))"})
+    for failed, expected in ((False, True), (True, False)):
+        output = ToolResult(call_id="c1", name="run_python", content="2297.6", is_error=failed)
+        later, ran = code_messages([*asked, Message.assistant("", [program]), Message.tool([output])], functions)
+        assert ran is expected
+        assert later[-2].text == "```python\nprint(fx(320, 'USD'))\n```"
+        assert later[-1].role == "user" and later[-1].text.startswith("The program printed:\n2297.6")
+
+
+def test_a_fenced_program_becomes_a_run_python_call_and_anything_else_the_answer() -> None:
+    text, calls = parse_program("```python\ntotal = fx(320, 'USD')\nprint(total)\n```", "run_python")
+    assert text == "" and [(c.name, c.arguments) for c in calls] == [
+        ("run_python", {"code": "total = fx(320, 'USD')\nprint(total)"})
+    ]
+    assert parse_program("It is 2297.6 CNY.", "run_python") == ("It is 2297.6 CNY.", [])
