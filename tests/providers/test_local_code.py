@@ -57,9 +57,11 @@ def test_the_functions_come_from_the_program_tools_declaration() -> None:
         ("total = fx(320, 'USD') + fx(15000, 'JPY')", True),
         ("if total > 3:", True),
         ("for c in ['USD']:", True),
-        ("def_total = 3", True),
-        ("important = 1", True),
         ("fromage = 2", True),
+        ("classes = []", True),
+        ("asynchronous = 1", True),
+        ("deffx(320, 'USD') -> str:", False),  # the 0.5B model's way around a forbidden "def "
+        ("important = 1", False),  # the cost of that: a name starting with "import" or "def"
         ("print(total / 4)", True),
         ("import os", False),
         ("from os import path", False),
@@ -84,11 +86,13 @@ def test_the_grammar_compiles_and_offers_what_the_turn_allows() -> None:
 
 
 def test_programs_appear_as_the_models_own_blocks_and_their_output_as_the_next_turn() -> None:
-    functions = {"stubs": ["def fx(amount: float, currency: str) -> float: ..."], "names": ["fx"]}
+    stub = 'def fx(amount: float, currency: str) -> float:\n    """Convert to CNY.\n\n    Args: ...\n    """'
+    functions = {"stubs": [stub], "names": ["fx"]}
     asked = [Message.system("Be brief."), Message.user("320 USD?")]
     first, ran = code_messages(asked, functions)
     assert ran is None and first[0].role == "system"
-    assert first[0].text.startswith("Be brief.\n\nYou answer by writing Python.") and "def fx(" in first[0].text
+    assert first[0].text.startswith("Be brief.\n\nYou answer questions by writing a short Python program.")
+    assert "\nfx(amount: float, currency: str) -> float  # Convert to CNY.\n" in first[0].text  # no def to copy
     program = ToolCall(id="c1", name="run_python", arguments={"code": "print(fx(320, 'USD'))"})
     for failed, expected in ((False, True), (True, False)):
         output = ToolResult(call_id="c1", name="run_python", content="2297.6", is_error=failed)

@@ -31,7 +31,7 @@ from ..core.model import IGNORED
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
-from .local_code import code_functions, code_grammar, code_messages, parse_program
+from .local_code import PROGRAM_START, code_functions, code_grammar, code_messages, parse_program
 from .local_decode import Aborter, Generated, generate
 from .local_probe import check_library
 from .local_settings import triage
@@ -168,19 +168,21 @@ class LocalModel:
         # writing calls as text instead of answering.
         messages = request.messages if request.output is None else with_answer_schema(request.messages, request.output)
         code = code_functions(request.tools) if calling else None  # code mode: the model writes a program
+        opened = ""  # where the prompt has opened the program's block already
         if code is not None:
             messages, ran = code_messages(messages, code)
+            opened = PROGRAM_START if ran is None else ""
             grammar = _compiled(code_grammar(program=ran is not True, answer=ran is not None)) if self.grammar else None
         else:
             grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
-        prompt = loaded.template.render(messages, request.tools if calling and code is None else ())
+        prompt = loaded.template.render(messages, request.tools if calling and code is None else ()) + opened
         shown = _Shown(screen=calling)
         async for piece in _pieces(loaded, prompt, picked.options, grammar):
             if isinstance(piece, Generated):
                 out = piece
             elif chunk := shown.add(piece):
                 yield TextChunk(text=chunk)
-        text, calls = _parsed(out.text, request, tools, calling=calling, code=code is not None)
+        text, calls = _parsed(opened + out.text, request, tools, calling=calling, code=code is not None)
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
         if calls and self.repeat_guard and allow_text:
             calls = fresh_calls(calls, request.messages)

@@ -3,13 +3,15 @@
 A small *coder* model writes ``total = fx(320, "USD") + fx(15000, "JPY")`` far more reliably than it
 drives a multi-turn JSON tool protocol. When the only tool offered is code mode's program tool (its
 declaration carries the functions' Python stubs under :data:`CODE_FUNCTIONS`), the embedded model is
-spoken to as a programmer: the stubs go in the system prompt, its earlier programs appear as its own
-fenced blocks and their output as the next user turn, and the grammar allows exactly one of
+spoken to as a programmer: one line per function goes in the system prompt (``fx(amount: float, ...)
+-> str  # what it does``: shown whole ``def`` stubs, the 0.5B model copied them into its program), its
+earlier programs appear as its own fenced blocks and their output as the next user turn, and the grammar
+allows exactly one of
 
-* a program: a ```` ```python ```` block whose lines never start with ``import``, ``from``, ``def``
-  or ``class`` (so it can neither reach outside the sandbox's few modules nor redefine an offered
-  function), which is all it may write right after the user spoke (left a choice, the 0.5B model
-  answered the seed's question in words, computing in its head), or
+* a program: the reply starts inside a fenced ``python`` block, whose lines never start with ``import``,
+  ``from``, ``def``, ``class`` or ``async`` (so it can neither reach outside the sandbox's few modules
+  nor redefine an offered function), which is all it may write right after the user spoke (left a
+  choice, the 0.5B model answered the seed's question in words, computing in its head), or
 * an answer in words, which is all it may write once a program has run without an error (so a question
   needing one program costs two model calls); after a failed program it may write either.
 
@@ -26,23 +28,28 @@ from typing import Any
 
 from ..core.messages import Message, ToolCall, ToolSpec
 
-__all__ = ["CODE_FUNCTIONS", "code_functions", "code_grammar", "code_messages", "parse_program"]
+__all__ = ["CODE_FUNCTIONS", "PROGRAM_START", "code_functions", "code_grammar", "code_messages", "parse_program"]
 
 CODE_FUNCTIONS = "toolslip.code"
 """Key in the program tool's ``ToolSpec.extra``: ``{"stubs": [...], "names": [...]}``. No wire format sends
 it: each reads only its own key there."""
 
-_FORBIDDEN = ("import ", "from ", "def ", "class ", "async def ")
+_FORBIDDEN = ("import", "from ", "def", "class ", "async ")
+"""Line starts a program may not have: ``def`` and ``import`` whole words or not (``deffx(...)`` was the
+0.5B model's way around ``def ``), ``from `` and ``class `` with their space (``fromage = 1`` is fine)."""
 
-_SYSTEM = """You answer by writing Python. You can call these functions:
+PROGRAM_START = "```python\n"
+"""Written into the prompt where the model's reply begins when it must write a program: it continues the
+block instead of deciding whether to open one."""
 
-```python
-{stubs}
-```
+_SYSTEM = """You answer questions by writing a short Python program. These functions are already \
+defined; call them, never define them:
 
-To answer a question, first write one short Python program in a ```python block: call the functions, \
-compute with Python, and print() the results. You will then see what it printed, and you answer the \
-question in plain words from that output. Never invent a value a function can give you."""
+{signatures}
+
+Write one program in a ```python block: call the functions, compute with Python, and print() every \
+result the question needs. You will then see what it printed, and you answer the question in plain words \
+from that output. Never invent a value a function can give you."""
 
 _OUTPUT = """The program printed:
 {output}
@@ -63,7 +70,7 @@ def code_functions(tools: Sequence[ToolSpec]) -> Mapping[str, Any] | None:
 def code_messages(messages: Sequence[Message], functions: Mapping[str, Any]) -> tuple[list[Message], bool | None]:
     """The transcript as the model writes programs, and how the last program went: ``None`` when no program
     has run since the user spoke, ``True`` when it ran without an error, ``False`` when it failed."""
-    system = _SYSTEM.format(stubs="\n\n".join(functions.get("stubs", ())))
+    system = _SYSTEM.format(signatures="\n".join(_signature(stub) for stub in functions.get("stubs", ())))
     out: list[Message] = []
     ran_clean: bool | None = None
     for message in messages:
@@ -84,6 +91,14 @@ def code_messages(messages: Sequence[Message], functions: Mapping[str, Any]) -> 
         ran_clean = None
         out.append(message)
     return [Message.system(system), *out], ran_clean
+
+
+def _signature(stub: str) -> str:
+    """``def fx(a: float) -> str:`` and its docstring's first line as ``fx(a: float) -> str  # what it does``."""
+    head, _, body = stub.partition("\n")
+    doc = body.strip().strip('"').strip().splitlines()
+    said = f"  # {doc[0].strip()}" if doc and doc[0].strip() else ""
+    return head.removeprefix("def ").removesuffix(":") + said
 
 
 def _not_starting_with(name: str, words: Sequence[str]) -> list[str]:
@@ -110,12 +125,15 @@ def _not_starting_with(name: str, words: Sequence[str]) -> list[str]:
 
 
 def code_grammar(*, program: bool, answer: bool) -> str:
-    """A GBNF grammar for a fenced program and/or an answer that is not one."""
+    """A GBNF grammar for a fenced program and/or an answer that is not one.
+
+    A program alone is the block's body (the prompt already holds :data:`PROGRAM_START`)."""
     branches = (["program"] if program else []) + (["text"] if answer else [])
     rules = [f"root ::= {' | '.join(branches)}"]
     if program:
+        opening = "" if not answer else '"```python\\n" '
         rules += [
-            'program ::= "```python\\n" line line* "```"',
+            f'program ::= {opening}line line* "```"',
             'line ::= [ \\t]* stmt? "\\n"',
             *_not_starting_with("stmt", _FORBIDDEN),
         ]
