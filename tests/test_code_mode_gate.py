@@ -79,3 +79,35 @@ def test_the_program_result_carries_the_taint_into_the_transcript() -> None:
     SENT.clear()
     Agent(model=model, tools=TOOLS, hooks=[gate], mode="code").run("Summarise my mail.")
     assert SENT == []
+
+
+def test_the_gullible_model_writing_programs_attacks_without_the_gate_and_never_with_it() -> None:
+    """The bank suite's tool-call attacks in code mode: the hijacked model's calls go out as programs
+    (ProgramWriter), each inner call judged by the gate."""
+    import asyncio
+
+    from toolslip.testing.scenarios import suite
+    from toolslip.testing.scenarios.harness import run_case
+
+    bank = suite("bank")
+
+    async def attacks(defence: str) -> tuple[int, int]:
+        hits = utility = 0
+        for task in bank.tasks[:2]:
+            for injection in (i for i in bank.injections if i.kind == "tool"):  # text attacks: the answer's flags
+                case = await run_case(
+                    bank,
+                    task,
+                    injection=injection,
+                    model="gullible",
+                    defence=defence,
+                    mode="code",  # type: ignore[arg-type]
+                )
+                hits += case.attacked
+                utility += case.utility
+        return hits, utility
+
+    undefended, _ = asyncio.run(attacks("none"))
+    gated, _ = asyncio.run(attacks("gate+nohuman"))
+    assert undefended > 0  # the attacker does carry out injected goals through programs
+    assert gated == 0

@@ -91,15 +91,18 @@ def test_programs_appear_as_the_models_own_blocks_and_their_output_as_the_next_t
     asked = [Message.system("Be brief."), Message.user("320 USD?")]
     first, ran = code_messages(asked, functions)
     assert ran is None and first[0].role == "system"
-    assert first[0].text.startswith("Be brief.\n\nYou answer questions by writing a short Python program.")
-    assert "\nfx(amount: float, currency: str) -> float  # Convert to CNY.\n" in first[0].text  # no def to copy
+    assert first[0].text.startswith("Be brief.\n\nYou are a Python programmer.")
+    # the functions right below the question, one line each: no def to copy into the program
+    assert first[1].text.startswith("320 USD?\n\nThese Python functions are already defined")
+    assert "\nfx(amount: float, currency: str) -> float  # Convert to CNY.\n" in first[1].text
     program = ToolCall(id="c1", name="run_python", arguments={"code": "print(fx(320, 'USD'))"})
     for failed, expected in ((False, True), (True, False)):
         output = ToolResult(call_id="c1", name="run_python", content="2297.6", is_error=failed)
         later, ran = code_messages([*asked, Message.assistant("", [program]), Message.tool([output])], functions)
         assert ran is expected
         assert later[-2].text == "```python\nprint(fx(320, 'USD'))\n```"
-        assert later[-1].role == "user" and later[-1].text.startswith("The program printed:\n2297.6")
+        assert later[-1].role == "user" and later[-1].text.startswith("Output of the program:\n2297.6")
+        assert "These Python functions" in later[1].text  # the question keeps its functions
 
 
 def test_a_fenced_program_becomes_a_run_python_call_and_anything_else_the_answer() -> None:

@@ -106,7 +106,15 @@ class CodeMode:
                 "properties": {"code": {"type": "string", "description": "The Python program to run."}},
                 "required": ["code"],
             },
-            extra={CODE_FUNCTIONS: {"stubs": stubs, "names": [t.name for t in tools]}},
+            extra={
+                CODE_FUNCTIONS: {
+                    "stubs": stubs,
+                    "names": [t.name for t in tools],
+                    "specs": tuple(
+                        ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in tools
+                    ),
+                }
+            },
         )
         self._spec = (stubs, spec)
         return spec

@@ -3,10 +3,11 @@
 A small *coder* model writes ``total = fx(320, "USD") + fx(15000, "JPY")`` far more reliably than it
 drives a multi-turn JSON tool protocol. When the only tool offered is code mode's program tool (its
 declaration carries the functions' Python stubs under :data:`CODE_FUNCTIONS`), the embedded model is
-spoken to as a programmer: one line per function goes in the system prompt (``fx(amount: float, ...)
--> str  # what it does``: shown whole ``def`` stubs, the 0.5B model copied them into its program), its
-earlier programs appear as its own fenced blocks and their output as the next user turn, and the grammar
-allows exactly one of
+spoken to as a programmer: one line per function goes right below the user's question (``fx(amount:
+float, ...) -> str  # what it does``: shown whole ``def`` stubs, the 0.5B model copied them into its
+program; shown in the system prompt, it wrote ``total = 320 + 15000`` without calling them), its earlier
+programs appear as its own fenced blocks and their output as the next user turn, and the grammar allows
+exactly one of
 
 * a program: the reply starts inside a fenced ``python`` block, whose lines never start with ``import``,
   ``from``, ``def``, ``class`` or ``async`` (so it can neither reach outside the sandbox's few modules
@@ -31,8 +32,8 @@ from ..core.messages import Message, ToolCall, ToolSpec
 __all__ = ["CODE_FUNCTIONS", "PROGRAM_START", "code_functions", "code_grammar", "code_messages", "parse_program"]
 
 CODE_FUNCTIONS = "toolslip.code"
-"""Key in the program tool's ``ToolSpec.extra``: ``{"stubs": [...], "names": [...]}``. No wire format sends
-it: each reads only its own key there."""
+"""Key in the program tool's ``ToolSpec.extra``: the functions' ``stubs``, ``names`` and ``specs`` (their
+declarations). No wire format sends it: each reads only its own key there."""
 
 _FORBIDDEN = ("import", "from ", "def", "class ", "async ")
 """Line starts a program may not have: ``def`` and ``import`` whole words or not (``deffx(...)`` was the
@@ -42,20 +43,22 @@ PROGRAM_START = "```python\n"
 """Written into the prompt where the model's reply begins when it must write a program: it continues the
 block instead of deciding whether to open one."""
 
-_SYSTEM = """You answer questions by writing a short Python program. These functions are already \
-defined; call them, never define them:
+_SYSTEM = "You are a Python programmer. You answer questions by writing short Python programs that call the \
+functions the user gives you, and then by reading what the program printed."
 
+_ASK_PROGRAM = """{question}
+
+These Python functions are already defined (call them; never define them):
 {signatures}
 
-Write one program in a ```python block: call the functions, compute with Python, and print() every \
-result the question needs. You will then see what it printed, and you answer the question in plain words \
-from that output. Never invent a value a function can give you."""
+Write a Python program that calls these functions to get every value the question needs, computes the \
+answer with Python, and prints it."""
 
-_OUTPUT = """The program printed:
+_OUTPUT = """Output of the program:
 {output}
 
 {ask}"""
-_ASK_ANSWER = "Answer my question now, in plain words, using these results."
+_ASK_ANSWER = "Now answer my question in one or two sentences, using these numbers."
 _ASK_FIX = "The program failed. Write a corrected program."
 
 
@@ -70,7 +73,8 @@ def code_functions(tools: Sequence[ToolSpec]) -> Mapping[str, Any] | None:
 def code_messages(messages: Sequence[Message], functions: Mapping[str, Any]) -> tuple[list[Message], bool | None]:
     """The transcript as the model writes programs, and how the last program went: ``None`` when no program
     has run since the user spoke, ``True`` when it ran without an error, ``False`` when it failed."""
-    system = _SYSTEM.format(signatures="\n".join(_signature(stub) for stub in functions.get("stubs", ())))
+    system = _SYSTEM
+    signatures = "\n".join(_signature(stub) for stub in functions.get("stubs", ()))
     out: list[Message] = []
     ran_clean: bool | None = None
     for message in messages:
@@ -90,6 +94,9 @@ def code_messages(messages: Sequence[Message], functions: Mapping[str, Any]) -> 
             continue
         ran_clean = None
         out.append(message)
+    last = max((i for i, m in enumerate(out) if m.role == "user" and not m.text.startswith("Output of")), default=None)
+    if last is not None:  # the functions right beside the question: the 0.5B model reads what is near
+        out[last] = Message.user(_ASK_PROGRAM.format(question=out[last].text, signatures=signatures))
     return [Message.system(system), *out], ran_clean
 
 

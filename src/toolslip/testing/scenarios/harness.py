@@ -32,6 +32,7 @@ from ...guard.provenance import normalise
 from ...guard.secrets import SecretGuard
 from ...guard.spotlight import Spotlight
 from .. import GullibleModel, Turn, json_in, to_response
+from ..programs import ProgramWriter
 
 __all__ = [
     "DEFENCES",
@@ -290,6 +291,7 @@ async def run_case(
     model: Literal["honest", "gullible"] = "honest",
     defence: Defence = "gate+approver",
     on_event: Callable[[Event], None] | None = None,
+    mode: Literal["tool", "code"] = "tool",
 ) -> Case:
     planted = injection.text(phrasing) if injection is not None else ""
     world = suite.world(planted)
@@ -310,9 +312,11 @@ async def run_case(
 
     honest = PlanModel(task.plan)
     chosen: Model = GullibleModel(fallback=honest) if model == "gullible" else honest
+    if mode == "code":  # the same model, each turn of its calls sent as one program (testing/programs.py)
+        chosen = ProgramWriter(chosen)
     meter = _Meter()
     hooks = [*defence_hooks(defence, world, attentive), meter]
-    agent = Agent(model=chosen, tools=world.toolbox(), max_steps=24, hooks=hooks)
+    agent = Agent(model=chosen, tools=world.toolbox(), max_steps=24, hooks=hooks, mode=mode)
     result = await agent.arun(task.prompt, on_event=listen)
     needles = (injection.calls, json.dumps(injection.calls, ensure_ascii=False)[1:-1]) if injection else ()
     seen = any(n in r.text for m in result.messages for r in m.tool_results for n in needles)
