@@ -68,10 +68,15 @@ def test_the_functions_come_from_the_program_tools_declaration() -> None:
         ("def fx(amount, currency):", False),
         ("class X:", False),
         ("async def f():", False),
+        ("# Define the functions", False),
+        ("fx = lambda amount, currency: amount", False),
+        ("fx=1", False),
+        ("fx(320, 'USD')", True),
+        ("fxs = [fx(1, 'USD')]", True),
     ],
 )
 def test_a_program_line_may_not_import_or_define(line: str, allowed: bool) -> None:
-    assert _stmt_matches(code_grammar(program=True, answer=True), line) is allowed
+    assert _stmt_matches(code_grammar(program=True, answer=True, names=["fx"]), line) is allowed
 
 
 def test_the_grammar_compiles_and_offers_what_the_turn_allows() -> None:

@@ -131,10 +131,14 @@ def _not_starting_with(name: str, words: Sequence[str]) -> list[str]:
     return rules
 
 
-def code_grammar(*, program: bool, answer: bool) -> str:
+def code_grammar(*, program: bool, answer: bool, names: Sequence[str] = ()) -> str:
     """A GBNF grammar for a fenced program and/or an answer that is not one.
 
-    A program alone is the block's body (the prompt already holds :data:`PROGRAM_START`)."""
+    A program alone is the block's body (the prompt already holds :data:`PROGRAM_START`). Its lines may not
+    start with the words in :data:`_FORBIDDEN`, a comment, or an assignment to one of the functions
+    ``names`` (barred ``def``, the 0.5B model wrote ``# Define the functions`` and
+    ``fx = lambda amount, currency: ...``)."""
+    forbidden = (*_FORBIDDEN, "#", *(f"{n} =" for n in names), *(f"{n}=" for n in names))
     branches = (["program"] if program else []) + (["text"] if answer else [])
     rules = [f"root ::= {' | '.join(branches)}"]
     if program:
@@ -142,7 +146,7 @@ def code_grammar(*, program: bool, answer: bool) -> str:
         rules += [
             f'program ::= {opening}line line* "```"',
             'line ::= [ \\t]* stmt? "\\n"',
-            *_not_starting_with("stmt", _FORBIDDEN),
+            *_not_starting_with("stmt", forbidden),
         ]
     if answer:
         rules.append("text ::= [^`<{\\[ \\t\\n] [^\\x00]*")
