@@ -114,7 +114,7 @@ def _not_starting_with(name: str, words: Sequence[str]) -> list[str]:
 
     def node(rule: str, prefix: str) -> None:
         following = sorted({w[len(prefix)] for w in words if w.startswith(prefix) and len(w) > len(prefix)})
-        escaped = "".join(re.escape(c) if c not in " " else " " for c in following)
+        escaped = "".join(f"\\{c}" if c in "\\]^-" else c for c in following)  # GBNF's own escapes only
         alternatives = [f"[^{escaped}\\n`] [^\\n`]*"]
         if prefix:
             alternatives.append('""')  # the line may end inside a forbidden word's prefix
