@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
+from ..code import PROGRAM_TOOL
 from ..core.messages import Message, Text, ToolResult
 
 __all__ = ["CONFIRMATIONS", "Origin", "Provenance", "Source", "TextProvenance", "normalise"]
@@ -188,8 +189,12 @@ def _result_sources(result: ToolResult) -> Iterator[tuple[Source, str, bool]]:
         yield Source(origin="trusted", label=label, call_id=result.call_id), rest, False
         return
     # An error written by the harness (a denial, a bad argument) echoes the model's own values: it must
-    # never vouch for them, yet it brings no third-party text either.
-    origin: Origin = "untrusted" if result.untrusted or result.is_error else "trusted"
+    # never vouch for them, yet it brings no third-party text either. So does a program's output (code
+    # mode): the model wrote the program, so it prints whatever the model put in it (a refusal it caught
+    # printed the attacker's address, which then passed as trusted); the values it passed on are vouched
+    # for by its calls' own results, indexed as they arrived.
+    harness = result.is_error or result.name == PROGRAM_TOOL
+    origin: Origin = "untrusted" if result.untrusted or harness else "trusted"
     yield Source(origin=origin, label=label, call_id=result.call_id), text, result.untrusted
 
 
