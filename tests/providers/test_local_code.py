@@ -25,8 +25,8 @@ def offered() -> tuple[object, ...]:
     return model.requests[0].tools
 
 
-def _stmt_matches(grammar: str, line: str) -> bool:
-    """Whether ``line`` is a ``stmt`` of ``grammar`` (its rules are literals, char classes and rule names)."""
+def _matches(grammar: str, start: str, line: str) -> bool:
+    """Whether ``line`` is a ``start`` of ``grammar`` (rules of literals, char classes and rule names)."""
     rules = dict(r.split(" ::= ", 1) for r in grammar.splitlines())
 
     def match(rule: str, text: str) -> bool:
@@ -42,7 +42,7 @@ def _stmt_matches(grammar: str, line: str) -> bool:
                     return True
         return False
 
-    return match("stmt", line)
+    return match(start, line)
 
 
 def test_the_functions_come_from_the_program_tools_declaration() -> None:
@@ -52,31 +52,24 @@ def test_the_functions_come_from_the_program_tools_declaration() -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "allowed"),
+    ("value", "allowed"),
     [
-        ("total = fx(320, 'USD') + fx(15000, 'JPY')", True),
-        ("if total > 3:", True),
-        ("for c in ['USD']:", True),
-        ("fromage = 2", True),
-        ("classes = []", True),
-        ("asynchronous = 1", True),
-        ("deffx(320, 'USD') -> str:", False),  # the 0.5B model's way around a forbidden "def "
-        ("important = 1", False),  # the cost of that: a name starting with "import" or "def"
-        ("print(total / 4)", True),
-        ("import os", False),
-        ("from os import path", False),
-        ("def fx(amount, currency):", False),
-        ("class X:", False),
-        ("async def f():", False),
-        ("# Define the functions", False),
-        ("fx = lambda amount, currency: amount", False),
-        ("fx=1", False),
-        ("fx(320, 'USD')", True),
-        ("fxs = [fx(1, 'USD')]", True),
+        ("fx(320, 'USD') + fx(15000, 'JPY')", True),
+        ("total / 4", True),
+        ("lambdas[0]", False),  # the cost of barring by prefix: a name starting with "lambda"
+        ("lambda amount, currency: amount", False),
     ],
 )
-def test_a_program_line_may_not_import_or_define(line: str, allowed: bool) -> None:
-    assert _stmt_matches(code_grammar(program=True, answer=True, names=["fx"]), line) is allowed
+def test_a_program_assigns_values_that_are_not_lambdas(value: str, allowed: bool) -> None:
+    grammar = code_grammar(program=True, answer=True)
+    assert _matches(grammar, "value", value) is allowed
+
+
+def test_a_program_line_is_an_assignment_or_a_print_so_it_cannot_define_a_function() -> None:
+    rules = dict(r.split(" ::= ", 1) for r in code_grammar(program=True, answer=False).splitlines())
+    assert rules["line"] == 'stmt "\\n"'
+    assert rules["stmt"] == 'assigned " = " value | "print(" [^\\n`]*'
+    assert rules["target"] == "[a-zA-Z_] [a-zA-Z0-9_]*"
 
 
 def test_the_grammar_compiles_and_offers_what_the_turn_allows() -> None:
@@ -84,7 +77,7 @@ def test_the_grammar_compiles_and_offers_what_the_turn_allows() -> None:
     from llama_cpp.llama_grammar import LlamaGrammar
 
     for program, answer in ((True, False), (True, True), (False, True)):
-        source = code_grammar(program=program, answer=answer, names=["fx", "calc"])
+        source = code_grammar(program=program, answer=answer)
         # llama.cpp reports a bad escape only when it samples, so check them here: GBNF knows these alone
         assert set(re.findall(r"\\(.)", source)) <= set("ntx\\[]^-"), source
         LlamaGrammar.from_string(source, verbose=False)

@@ -172,8 +172,7 @@ class LocalModel:
         if code is not None:
             messages, ran = code_messages(messages, code)
             opened = PROGRAM_START if ran is None else ""
-            source = code_grammar(program=ran is not True, answer=ran is not None, names=code.get("names", ()))
-            grammar = _compiled(source) if self.grammar else None
+            grammar = _compiled(code_grammar(program=ran is not True, answer=ran is not None)) if self.grammar else None
         else:
             grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
         prompt = loaded.template.render(messages, request.tools if calling and code is None else ()) + opened

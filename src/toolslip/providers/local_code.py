@@ -9,9 +9,9 @@ program; shown in the system prompt, it wrote ``total = 320 + 15000`` without ca
 programs appear as its own fenced blocks and their output as the next user turn, and the grammar allows
 exactly one of
 
-* a program: the reply starts inside a fenced ``python`` block, whose lines never start with ``import``,
-  ``from``, ``def``, ``class`` or ``async`` (so it can neither reach outside the sandbox's few modules
-  nor redefine an offered function), which is all it may write right after the user spoke (left a
+* a program: the reply starts inside a fenced ``python`` block of straight-line code, each line an
+  assignment or a ``print`` (so it can neither import nor define a function, the offered ones
+  included; see :func:`code_grammar`), which is all it may write right after the user spoke (left a
   choice, the 0.5B model answered the seed's question in words, computing in its head), or
 * an answer in words, which is all it may write once a program has run without an error (so a question
   needing one program costs two model calls); after a failed program it may write either.
@@ -34,10 +34,6 @@ __all__ = ["CODE_FUNCTIONS", "PROGRAM_START", "code_functions", "code_grammar", 
 CODE_FUNCTIONS = "toolslip.code"
 """Key in the program tool's ``ToolSpec.extra``: the functions' ``stubs``, ``names`` and ``specs`` (their
 declarations). No wire format sends it: each reads only its own key there."""
-
-_FORBIDDEN = ("import", "from ", "def", "class ", "async ")
-"""Line starts a program may not have: ``def`` and ``import`` whole words or not (``deffx(...)`` was the
-0.5B model's way around ``def ``), ``from `` and ``class `` with their space (``fromage = 1`` is fine)."""
 
 PROGRAM_START = "```python\n"
 """Written into the prompt where the model's reply begins when it must write a program: it continues the
@@ -131,22 +127,25 @@ def _not_starting_with(name: str, words: Sequence[str]) -> list[str]:
     return rules
 
 
-def code_grammar(*, program: bool, answer: bool, names: Sequence[str] = ()) -> str:
+def code_grammar(*, program: bool, answer: bool) -> str:
     """A GBNF grammar for a fenced program and/or an answer that is not one.
 
-    A program alone is the block's body (the prompt already holds :data:`PROGRAM_START`). Its lines may not
-    start with the words in :data:`_FORBIDDEN`, a comment, or an assignment to one of the functions
-    ``names`` (barred ``def``, the 0.5B model wrote ``# Define the functions`` and
-    ``fx = lambda amount, currency: ...``)."""
-    forbidden = (*_FORBIDDEN, "#", *(f"{n} =" for n in names), *(f"{n}=" for n in names))
+    A program alone is the block's body (the prompt already holds :data:`PROGRAM_START`). It is straight-line
+    code: each line assigns an expression to names (``total = fx(320, "USD") + fx(15000, "JPY")``) or
+    prints, and no value is a ``lambda``. Barring words was not enough: with ``def`` barred the 0.5B model
+    wrote ``# Define the functions`` and ``fx = lambda amount, currency: ...``, with those barred
+    ``fromfx(amount: float, ...) -> str:`` and a body; a line of this shape cannot define a function."""
     branches = (["program"] if program else []) + (["text"] if answer else [])
     rules = [f"root ::= {' | '.join(branches)}"]
     if program:
         opening = "" if not answer else '"```python\\n" '
         rules += [
             f'program ::= {opening}line line* "```"',
-            'line ::= [ \\t]* stmt? "\\n"',
-            *_not_starting_with("stmt", forbidden),
+            'line ::= stmt "\\n"',
+            'stmt ::= assigned " = " value | "print(" [^\\n`]*',
+            'assigned ::= target ("," " "? target)*',
+            "target ::= [a-zA-Z_] [a-zA-Z0-9_]*",
+            *_not_starting_with("value", ("lambda",)),
         ]
     if answer:
         rules.append("text ::= [^`<{\\[ \\t\\n] [^\\x00]*")
