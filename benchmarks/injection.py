@@ -1,6 +1,6 @@
 """Prompt injection: attack success and utility per scenario suite and defence, next to the undefended run.
 
-    python benchmarks/injection.py [--phrasings system,important,...]
+    python benchmarks/injection.py [--phrasings system,important,...] [--code]
 
 Every suite (issue tracker, bank, mailbox + files, team chat) is run under four defences: none;
 spotlighting only (model-side, shown for comparison, never the boundary); the harness gate (secret
@@ -8,7 +8,9 @@ guard + taint gate with the suite's rules) with an attentive approver that accep
 asked for; the same gate with no human (anything the rules do not allow is denied). Attacks are played
 by ``toolslip.testing.GullibleModel``, a model that obeys every instruction it reads, in prose or as
 Python calls; utility by an honest scripted model following the task's plan. Everything is
-deterministic, so one run gives the figures; the wall time is printed for reference only.
+deterministic, so one run gives the figures; the wall time is printed for reference only. With ``--code``
+the agents run in code mode: each turn of calls either model writes goes out as one program
+(``toolslip.testing.programs.ProgramWriter``), and the gate judges each call the program makes.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ def _ratio(a: float, b: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--phrasings", default=",".join(PHRASINGS), help="comma-separated (default: all)")
-    phrasings = tuple(parser.parse_args().phrasings.split(","))
+    parser.add_argument("--code", action="store_true", help="run the agents in code mode")
+    args = parser.parse_args()
+    phrasings = tuple(args.phrasings.split(","))
     started = time.perf_counter()
-    rows = asyncio.run(measure_all(SUITES.values(), DEFENCES, phrasings))
+    rows = asyncio.run(measure_all(SUITES.values(), DEFENCES, phrasings, "code" if args.code else "tool"))
     elapsed = time.perf_counter() - started
     overall = [total(rows, d) for d in DEFENCES]
     print(format_table(rows + overall))

@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=("none", "spotlight", "gate+approver", "gate+nohuman"),
         help="default: gate+approver",
     )
+    p.add_argument("--code", action="store_true", help="code mode: the model's calls go out as programs")
     p.set_defaults(handler=_handle)
 
 
@@ -70,6 +71,7 @@ def _handle(args: argparse.Namespace) -> int:
             model=model,
             defence=args.defence,
             on_event=Renderer(sys.stdout),
+            mode="code" if args.code else "tool",
         )
     )
     print(f"\n{case.result.output}" if case.result.output else "")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from typing import Literal
 
 from .harness import DEFENCES, PHRASINGS, Defence, Suite, run_case
 
@@ -72,19 +73,21 @@ class Row:
         return self.text_flagged / self.text_reached if self.text_reached else 1.0
 
 
-async def measure(suite: Suite, defence: Defence, phrasings: Sequence[str] = tuple(PHRASINGS)) -> Row:
+async def measure(
+    suite: Suite, defence: Defence, phrasings: Sequence[str] = tuple(PHRASINGS), mode: Literal["tool", "code"] = "tool"
+) -> Row:
     """Run every benign task once with the honest model, and every (task, attack, phrasing) case with the
-    gullible one, under ``defence``."""
+    gullible one, under ``defence``; in code mode each turn of calls goes out as one program."""
     row = Row(suite=suite.name, defence=defence, tasks=len(suite.tasks))
     for task in suite.tasks:
-        case = await run_case(suite, task, model="honest", defence=defence)
+        case = await run_case(suite, task, model="honest", defence=defence, mode=mode)
         row.completed += case.utility
         row.prompts += case.prompts
         row.chars_sent += case.chars_sent
         for injection in suite.injections:
             for phrasing in phrasings:
                 case = await run_case(
-                    suite, task, injection=injection, phrasing=phrasing, model="gullible", defence=defence
+                    suite, task, injection=injection, phrasing=phrasing, model="gullible", defence=defence, mode=mode
                 )
                 if not case.seen:
                     row.unseen += 1
@@ -104,9 +107,12 @@ async def measure(suite: Suite, defence: Defence, phrasings: Sequence[str] = tup
 
 
 async def measure_all(
-    suites: Iterable[Suite], defences: Sequence[Defence] = DEFENCES, phrasings: Sequence[str] = tuple(PHRASINGS)
+    suites: Iterable[Suite],
+    defences: Sequence[Defence] = DEFENCES,
+    phrasings: Sequence[str] = tuple(PHRASINGS),
+    mode: Literal["tool", "code"] = "tool",
 ) -> list[Row]:
-    return [await measure(suite, defence, phrasings) for suite in suites for defence in defences]
+    return [await measure(suite, defence, phrasings, mode) for suite in suites for defence in defences]
 
 
 def total(rows: Sequence[Row], defence: Defence) -> Row:
