@@ -210,3 +210,30 @@ def test_a_tool_called_from_a_program_gets_the_run_context_made_for_its_inner_ca
     assert seen == [("ada", f"{outer}/0"), ("ada", f"{outer}/1")]
     assert "ctx" not in model.requests[0].tools[0].description
     assert results(result)[0].text == "Result: 3"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("protocol", ["openai", "openai-responses", "anthropic", "gemini"])
+async def test_code_mode_runs_over_every_wire_through_toolslip_serve(protocol: str, stream: bool) -> None:
+    """The program is one tool call's argument: each wire carries it, streamed or not, with the official
+    transports talking to ``toolslip serve`` over loopback."""
+    from toolslip.providers import resolve_model
+    from toolslip.providers.anthropic import AnthropicModel
+    from toolslip.server import serve
+    from toolslip.testing import FunctionModel, last_results
+
+    def script(request: object) -> object:
+        done = list(last_results(request).values())  # type: ignore[arg-type]
+        return reply(f"each pays {done[0].split()[-1]}") if done else program(SEED)
+
+    async with serve(FunctionModel(script)) as url:  # type: ignore[arg-type]
+        model = (
+            AnthropicModel("claude", base_url=url, api_key="sk-ant-local")
+            if protocol == "anthropic"
+            else resolve_model(f"{protocol}:m@{url}" + ("" if protocol == "gemini" else "/v1"))
+        )
+        agent = Agent(model=model, tools=TOOLS, mode="code", stream=stream)
+        result = await agent.arun("320 USD and 15000 JPY in CNY, split by 4?")
+        await model.aclose()  # type: ignore[attr-defined]
+    assert results(result)[0].text == "total 3002.6\nResult: 750.65"
+    assert result.output == "each pays 750.65"
