@@ -114,6 +114,7 @@ def test_a_failed_call_raises_at_the_call_and_the_program_may_catch_it() -> None
         ("import socket", "ModuleNotFoundError"),
         ("import os\nos.listdir('/')", "PermissionError"),
         ("while True:\n    pass", "TimeoutError"),
+        ("x = [0] * 10**9", "MemoryError: memory limit exceeded"),
         ("rate('USD', 'JPY')", "TypeError: rate() takes 1 positional arguments but 2 were given"),
     ],
 )
