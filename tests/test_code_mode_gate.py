@@ -128,3 +128,22 @@ def test_a_program_output_never_vouches_for_a_value_even_a_refusal_it_caught_and
     Agent(model=model, tools=TOOLS, hooks=[gate], mode="code").run("Check my mail.", on_event=events.append)
     assert SENT == []
     assert [e.decision for e in events if isinstance(e, GateDecided)] == ["denied", "denied"]
+
+
+def test_the_program_writer_sends_a_turn_of_calls_as_one_program_and_shows_it_back_as_those_calls() -> None:
+    from toolslip.testing import FunctionModel
+    from toolslip.testing.programs import ProgramWriter
+
+    views: list[list[str]] = []
+
+    def tool_mode(request: object) -> object:
+        names = [t.name for t in request.tools]  # type: ignore[attr-defined]
+        views.append([f"{m.role}:{','.join(c.name for c in m.tool_calls)}" for m in request.messages])  # type: ignore[attr-defined]
+        assert names == ["read_email", "send_money"]
+        return "done" if len(views) > 1 else [call("read_email"), call("send_money", iban="DE89", amount=1)]
+
+    SENT.clear()
+    result = Agent(model=ProgramWriter(FunctionModel(tool_mode)), tools=TOOLS, mode="code").run("go")  # type: ignore[arg-type]
+    assert SENT == [("DE89", 1.0)]
+    assert [c.name for m in result.messages for c in m.tool_calls] == ["run_python"]
+    assert views[1] == ["user:", "assistant:read_email,send_money", "tool:"]  # the program shown as its calls
