@@ -57,7 +57,7 @@ INNER_CALLS = "code.calls"
 call up there, as they look up a direct call in the transcript)."""
 
 _INTRO = """Run a Python program that calls the functions below; use it to get data and to act.
-Call them as plain functions: `rate = fx(320, "USD")`. Compute with Python (sums, loops, ifs).
+Call them as plain functions (positional or keyword arguments). Compute with Python (sums, loops, ifs).
 `print()` what you need to see, or end with an expression: its value is shown to you.
 The program runs in a sandbox: no files, no network, no imports besides math, json, re, datetime, asyncio.
 To run several read-only calls at once: `a, b = await asyncio.gather(f(1), f(2))`.
