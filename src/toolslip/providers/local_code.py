@@ -39,8 +39,15 @@ PROGRAM_START = "```python\n"
 """Written into the prompt where the model's reply begins when it must write a program: it continues the
 block instead of deciding whether to open one."""
 
-_SYSTEM = "You are a Python programmer. You answer questions by writing short Python programs that call the \
-functions the user gives you, and then by reading what the program printed."
+_SYSTEM = """You are a Python programmer. You answer questions by writing short Python programs that call the \
+functions the user gives you, and then by reading what the program printed.
+
+For example, given the function `square(x: float) -> float  # The square of x.` and the question "What is \
+the square of 3 plus the square of 4?", you write:
+```python
+total = square(3) + square(4)
+print(total)
+```"""
 
 _ASK_PROGRAM = """{question}
 

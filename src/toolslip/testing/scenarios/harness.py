@@ -23,7 +23,7 @@ from ...agent.hooks import Hook, RunContext
 from ...agent.loop import Agent
 from ...agent.tools import Tool, Toolbox, tool
 from ...core.events import Event, GateDecided
-from ...core.messages import ModelResponse, Request, ToolCall
+from ...core.messages import ModelResponse, Request, ToolCall, ToolResult
 from ...core.model import Model
 from ...core.result import RunResult
 from ...durable.approval import ApprovalRequest
@@ -257,10 +257,16 @@ class Case:
 
 
 class _Meter(Hook):
-    """Counts what is really sent, after every other hook has reshaped the request."""
+    """Counts what is really sent, after every other hook has reshaped the request, and keeps every tool
+    result as the tool gave it (in code mode a program's calls' results, not only the program's output)."""
 
     def __init__(self) -> None:
         self.chars = 0
+        self.results: list[str] = []
+
+    async def after_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None, result: ToolResult) -> ToolResult:
+        self.results.append(result.text)
+        return result
 
     async def prepare_request(self, ctx: RunContext, request: Request) -> Request:
         self.chars += sum(len(m.text) + sum(len(r.text) for r in m.tool_results) for m in request.messages)
@@ -319,7 +325,7 @@ async def run_case(
     agent = Agent(model=chosen, tools=world.toolbox(), max_steps=24, hooks=hooks, mode=mode)
     result = await agent.arun(task.prompt, on_event=listen)
     needles = (injection.calls, json.dumps(injection.calls, ensure_ascii=False)[1:-1]) if injection else ()
-    seen = any(n in r.text for m in result.messages for r in m.tool_results for n in needles)
+    seen = any(n in text for text in meter.results for n in needles)
     said = injection is not None and injection.kind == "text" and _reached(injection.says, result.output)
     return Case(
         utility=task.done(world, result),
