@@ -40,6 +40,9 @@ def _matches(grammar: str, start: str, line: str) -> bool:
                 excluded = found.group(1).replace("\\", "")
                 if text and text[0] not in excluded and not set(text) & {"\n", "`"}:
                     return True
+            elif found := re.fullmatch(r"\[(\w+)\] \[a-zA-Z0-9_\]\*", alternative):
+                if text and text[0] in found.group(1) and re.fullmatch(r"\w*", text[1:]):
+                    return True
         return False
 
     return match(start, line)
@@ -65,11 +68,19 @@ def test_a_program_assigns_values_that_are_not_lambdas(value: str, allowed: bool
     assert _matches(grammar, "value", value) is allowed
 
 
+@pytest.mark.parametrize(
+    ("name", "allowed"),
+    [("total", True), ("total_cny", True), ("x1", True), ("fx_rate", True), ("deffx_amount", False)]
+    + [("importfx", False), ("from_", False), ("classes", False), ("lambda_", False), ("1x", False)],
+)
+def test_a_program_assigns_to_names_that_do_not_spell_a_definition(name: str, allowed: bool) -> None:
+    assert _matches(code_grammar(program=True, answer=False), "target", name) is allowed
+
+
 def test_a_program_line_is_an_assignment_or_a_print_so_it_cannot_define_a_function() -> None:
     rules = dict(r.split(" ::= ", 1) for r in code_grammar(program=True, answer=False).splitlines())
     assert rules["line"] == 'stmt "\\n"'
     assert rules["stmt"] == 'assigned " = " value | "print(" [^\\n`]*'
-    assert rules["target"] == "[a-zA-Z_] [a-zA-Z0-9_]*"
 
 
 def test_the_grammar_compiles_and_offers_what_the_turn_allows() -> None:

@@ -111,14 +111,25 @@ def _signature(stub: str) -> str:
     return head.removeprefix("def ").removesuffix(":") + said
 
 
-def _not_starting_with(name: str, words: Sequence[str]) -> list[str]:
-    """GBNF rules ``name``: a line body (no newline, no backtick) that starts with none of ``words``."""
+_BARRED_NAMES = ("def", "import", "from", "class", "lambda")
+"""Names a program may not assign to: at temperature 0 the 0.5B model, made to write assignments, wrote
+``deffx_amount_to_cny_amounts_and_per_person_amounts...`` until its output limit."""
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+
+
+def _not_starting_with(name: str, words: Sequence[str], *, identifier: bool = False) -> list[str]:
+    """GBNF rules ``name``: a line body (no newline, no backtick), or with ``identifier`` a Python name, that
+    starts with none of ``words``."""
     rules: list[str] = []
 
     def node(rule: str, prefix: str) -> None:
         following = sorted({w[len(prefix)] for w in words if w.startswith(prefix) and len(w) > len(prefix)})
         escaped = "".join(f"\\{c}" if c in "\\]^-" else c for c in following)  # GBNF's own escapes only
-        alternatives = [f"[^{escaped}\\n`] [^\\n`]*"]
+        if identifier:  # the name's characters but the ones that go on spelling a barred word
+            allowed = "".join(c for c in _LETTERS + ("0123456789" if prefix else "") if c not in following)
+            alternatives = [f"[{allowed}] [a-zA-Z0-9_]*"]
+        else:
+            alternatives = [f"[^{escaped}\\n`] [^\\n`]*"]
         if prefix:
             alternatives.append('""')  # the line may end inside a forbidden word's prefix
         for index, char in enumerate(following):
@@ -151,7 +162,7 @@ def code_grammar(*, program: bool, answer: bool) -> str:
             'line ::= stmt "\\n"',
             'stmt ::= assigned " = " value | "print(" [^\\n`]*',
             'assigned ::= target ("," " "? target)*',
-            "target ::= [a-zA-Z_] [a-zA-Z0-9_]*",
+            *_not_starting_with("target", _BARRED_NAMES, identifier=True),
             *_not_starting_with("value", ("lambda",)),
         ]
     if answer:
