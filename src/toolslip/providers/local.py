@@ -260,14 +260,15 @@ class _Shown:
         self.text = self.text + piece if self.text else piece.lstrip()  # the answer is stripped, so its stream
         if self.held:
             return ""
-        end = len(self.text.rstrip())
+        end = len(self.text)
         if self.screen:
             marks = [i for i in (self.text.find(c, self.sent) for c in _CALL_MARKS) if i >= 0]
             if marks:
-                end, self.held = min(end, *marks), True
-            if not any(c.isalnum() for c in self.text[:end]):
-                return ""
-        chunk, self.sent = self.text[self.sent : end], max(self.sent, end)
+                end, self.held = min(marks), True
+        end = max(self.sent, len(self.text[:end].rstrip()))
+        if self.screen and not any(c.isalnum() for c in self.text[:end]):
+            return ""
+        chunk, self.sent = self.text[self.sent : end], end
         return chunk
 
     def rest(self, answer: str) -> str:
