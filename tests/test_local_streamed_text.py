@@ -7,7 +7,10 @@ an answer decoded after a repeated call goes on from text already streamed. Each
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,7 +21,7 @@ import pytest
 from toolslip.core.messages import Message, Request, ToolCall, ToolResult, ToolSpec
 from toolslip.core.streaming import ResponseDone, TextChunk
 from toolslip.providers import local
-from toolslip.providers.local_decode import Generated
+from toolslip.providers.local_decode import Generated, Stopped
 
 ADD = ToolSpec(name="add", description="Add two numbers.", parameters={"type": "object"})
 CALL = ToolCall(id="c1", name="add", arguments={"a": 17, "b": 25})
@@ -77,3 +80,34 @@ async def test_the_space_before_a_new_call_is_not_streamed(monkeypatch: pytest.M
     new_call = REPEAT.replace("25", "26")  # not answered yet: the turn is this call, after its text
     streamed, text, prompts = await answer(monkeypatch, [["Adding ", "now ", new_call]], calls=1)
     assert streamed == text == "Adding now" and len(prompts) == 1
+
+
+async def test_a_cancelled_generation_leaves_no_pending_task_behind(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Ctrl-C'd chat turn printed "Task was destroyed but it is pending!" into the session (issue 36): the
+    task waiting for the next piece was left pending when the generation was cancelled, and collected later."""
+
+    def generate(llama: Any, prompt: str, options: Any, *, grammar: Any, cancel: Any, emit: Any) -> Generated:
+        while not cancel.wait(0.01):
+            emit("word ")
+        raise Stopped
+
+    monkeypatch.setattr(local, "generate", generate)
+    aborter = SimpleNamespace(current=None, finished=lambda: None)
+    loaded = SimpleNamespace(llama=None, lock=threading.Lock(), aborter=aborter)
+
+    async def consume() -> None:
+        async for _ in local._pieces(loaded, "prompt", {}, None):  # type: ignore[arg-type]
+            pass
+
+    reading = asyncio.ensure_future(consume())
+    await asyncio.sleep(0.2)
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+    while loaded.lock.locked():  # the worker thread sees the cancel and ends
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    gc.collect()
+    assert "Task was destroyed but it is pending" not in caplog.text

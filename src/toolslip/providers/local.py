@@ -313,6 +313,7 @@ async def _pieces(
                 loaded.aborter.finished()
 
     task = asyncio.ensure_future(asyncio.to_thread(work))
+    getter: asyncio.Future[str] | None = None
     try:
         while not task.done():
             getter = asyncio.ensure_future(queue.get())
@@ -325,6 +326,10 @@ async def _pieces(
             yield queue.get_nowait()
         yield task.result()
     finally:
+        # A Ctrl-C lands in the wait above: the getter left pending was collected later, and asyncio printed
+        # "Task was destroyed but it is pending!" into the chat session that went on (issue 36).
+        if getter is not None:
+            getter.cancel()
         cancel.set()
         task.add_done_callback(_retrieve)
 
