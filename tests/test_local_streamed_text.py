@@ -106,8 +106,8 @@ async def test_a_cancelled_generation_leaves_no_pending_task_behind(
     reading.cancel()
     with pytest.raises(asyncio.CancelledError):
         await reading
-    while loaded.lock.locked():  # the worker thread sees the cancel and ends
-        await asyncio.sleep(0.01)
+    assert await asyncio.to_thread(loaded.lock.acquire, timeout=10)  # the worker thread saw the cancel and ended
+    loaded.lock.release()
     await asyncio.sleep(0.05)
     gc.collect()
     assert "Task was destroyed but it is pending" not in caplog.text
