@@ -9,6 +9,7 @@ quietly fell back to whole histories would not pass.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,7 +18,11 @@ import anthropic
 import pytest
 from anthropic import beta_async_tool
 
+from toolslip.core.errors import FormatError
+from toolslip.core.messages import Settings
 from toolslip.core.model import Model
+from toolslip.formats import anthropic as anthropic_format
+from toolslip.providers.anthropic import AnthropicModel
 from toolslip.providers.local import LocalModel
 from toolslip.providers.scripted import call
 from toolslip.server import serve
@@ -120,3 +125,23 @@ async def test_a_thread_the_server_cannot_continue_is_refused_in_the_words_the_s
         with pytest.raises(anthropic.BadRequestError) as malformed:
             await ask(client, {"type": "continue"}, "Hi")
         assert "previous_message_id" in str(malformed.value)
+
+
+def test_the_anthropic_format_reads_checks_and_writes_a_thread() -> None:
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}]}
+    thread = {"type": "continue", "previous_message_id": "msg_01abc"}
+    request = anthropic_format.request_from_wire({**body, "thread": thread})
+    assert request.settings.extra["thread"] == thread
+    assert anthropic_format.request_to_wire(request)["thread"] == thread  # written back, never dropped
+    with pytest.raises(FormatError, match="previous_message_id"):
+        anthropic_format.request_from_wire({**body, "thread": {"type": "continue"}})
+
+
+def test_the_anthropic_transport_sends_the_threads_beta_with_a_thread() -> None:
+    model = AnthropicModel("claude-x", api_key="x", headers={"anthropic-beta": "files-api-2025-04-14"})
+    asked = anthropic_format.request_from_wire(
+        {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}], "thread": {"type": "create"}}
+    )
+    headers = model.headers_for(asked)
+    assert headers == {"anthropic-beta": f"files-api-2025-04-14,{anthropic_format.MESSAGE_THREADS_BETA}"}
+    assert model.headers_for(dataclasses.replace(asked, settings=Settings())) is None
