@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import aiohttp
 import anthropic
 import ollama
 import openai
@@ -24,7 +26,9 @@ import pytest
 from google import genai
 from google.genai import types
 
+from toolslip.core.messages import Message, ModelResponse, Request
 from toolslip.core.model import Model
+from toolslip.core.streaming import ResponseDone, StreamEvent, TextChunk
 from toolslip.providers.scripted import ScriptedDemo
 from toolslip.server import serve
 from toolslip.testing import StreamedModel
@@ -205,3 +209,30 @@ async def test_the_scripted_models_stream_is_its_answer(scripted_url: str, route
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: r.__name__)
 async def test_the_local_models_stream_after_a_tool_result_is_its_answer(local_url: str, route: Route) -> None:
     check(await route(local_url))
+
+
+@dataclass(eq=False)
+class Unsaid:
+    """A model that streams a ``(`` its answer then leaves out, as the embedded model did before issue 36."""
+
+    name: str = "unsaid"
+    streams_text_first: ClassVar[bool] = True
+
+    async def complete(self, request: Request) -> ModelResponse:
+        return ModelResponse(message=Message.assistant("Hello."), stop_reason="end_turn")
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        yield TextChunk(text="(")
+        yield ResponseDone(response=await self.complete(request))
+
+
+async def test_a_stream_its_answer_does_not_continue_is_cut_short_not_patched_over(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "toolslip.server")
+    body = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
+    async with serve(Unsaid()) as base, aiohttp.ClientSession() as session:
+        async with session.post(f"{base}/v1/chat/completions", json=body) as reply:
+            sent = await reply.text()
+    assert sent.startswith("data: ") and "Hello" not in sent and "[DONE]" not in sent  # begun, then cut
+    assert "unsaid streamed text that its answer does not begin with" in caplog.text
