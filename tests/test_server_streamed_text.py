@@ -12,6 +12,7 @@ path (it says ``streams_text_first``), so a break in the server's framing shows 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -20,9 +21,11 @@ from typing import Any, ClassVar
 
 import aiohttp
 import anthropic
+import boto3
 import ollama
 import openai
 import pytest
+from botocore.config import Config
 from google import genai
 from google.genai import types
 
@@ -174,7 +177,36 @@ async def ollama_chat(base: str) -> Seen:
     return Seen(whole.message.content or "", deltas, [])
 
 
-ROUTES = [chat, responses, messages, gemini, ollama_chat]
+async def converse(base: str) -> Seen:
+    tools = {
+        "tools": [{"toolSpec": {"name": "get_weather", "description": DESCRIPTION, "inputSchema": {"json": SCHEMA}}}]
+    }
+    history: Any = [
+        {"role": "user", "content": [{"text": QUESTION}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": ARGUMENTS}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "content": [{"json": RESULT}]}}]},
+    ]
+    asked: Any = {"modelId": "m", "messages": history, "toolConfig": tools, "inferenceConfig": {"maxTokens": TOKENS}}
+
+    def ask() -> Seen:
+        client = boto3.client(
+            "bedrock-runtime",
+            endpoint_url=base,
+            region_name="us-east-1",
+            aws_access_key_id="AKIDEXAMPLE",
+            aws_secret_access_key="x",
+            config=Config(retries={"max_attempts": 1}),
+        )
+        with contextlib.closing(client):
+            whole = client.converse(**asked)["output"]["message"]["content"]
+            events = client.converse_stream(**asked)["stream"]
+            deltas = [text for e in events if (text := e.get("contentBlockDelta", {}).get("delta", {}).get("text"))]
+        return Seen("".join(b.get("text", "") for b in whole), deltas, [])
+
+    return await asyncio.to_thread(ask)
+
+
+ROUTES = [chat, responses, messages, gemini, ollama_chat, converse]
 
 
 @dataclass(eq=False)
