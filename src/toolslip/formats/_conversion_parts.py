@@ -54,6 +54,7 @@ def message_for(plan: Plan, message: Message, path: str) -> Message:
     for key in (key for keys in unread.values() for key in keys):
         plan.cannot(f"{path}.{key}", f"{plan.source} field {key.rsplit('.', 1)[-1]!r}")
     _joined(plan, parts, path)
+    _unordered(plan, parts, path)
     name = message.name
     if name is not None and plan.target not in CHAT_FAMILY:
         plan.cannot(f"{path}.name", "a participant name")
@@ -72,6 +73,16 @@ def _joined(plan: Plan, parts: list[Part], path: str) -> None:
                 for j in at:
                     what = f"a {kind.kind} part joined with {len(at) - 1} more into one string"
                     plan.note(f"{path}.parts[{j}]", what, f"{plan.target} has one such field")
+
+
+def _unordered(plan: Plan, parts: list[Part], path: str) -> None:
+    """Report an image before text going to Ollama: a message's images travel apart from its one string of
+    text, and the model reads the text first."""
+    if plan.target != "ollama":
+        return
+    texts = [j for j, p in enumerate(parts) if type(p) is Text]
+    for j in (j for j, p in enumerate(parts) if type(p) is Image and texts and j < texts[-1]):
+        plan.note(f"{path}.parts[{j}]", "an image before text (Ollama keeps images apart from the text)", "order lost")
 
 
 def _part(plan: Plan, part: Part, where: str) -> Part | None:
@@ -155,6 +166,8 @@ def _image(plan: Plan, image: Image, where: str, *, in_result: bool) -> Image | 
     problem = None
     if in_result and target in ("gemini", "ollama"):
         problem = f"an image in a tool result ({target} results hold text)"
+    elif in_result and target in CHAT_FAMILY:
+        problem = "an image in a tool result (Chat tool messages hold text)"
     elif image.data is None and target in ("bedrock", "ollama"):
         problem = f"an image by URL ({target} takes images inline)"
     elif target == "bedrock" and image_format(image.media_type) is None:

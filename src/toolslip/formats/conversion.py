@@ -294,8 +294,12 @@ _JSON_SCHEMA = "sent whole as parametersJsonSchema, which Gemini 2.5 and later r
 _NO_PARAMETERS = "left out: Gemini takes that as a function without parameters and refuses an empty OBJECT"
 
 
+_NO_STRICT = frozenset({"openai-functions", "gemini", "ollama"})
+"""Formats whose function declarations have no strict flag (arguments that always match the schema)."""
+
+
 def _spec(plan: Plan, spec: ToolSpec, path: str) -> ToolSpec:
-    if plan.target == "openai-functions" and spec.strict:
+    if plan.target in _NO_STRICT and spec.strict:
         plan.cannot(f"{path}.strict", "strict mode")
         spec = replace(spec, strict=None)
     if plan.same or plan.family:
@@ -330,6 +334,9 @@ def _response(plan: Plan, response: ModelResponse) -> ModelResponse:
             plan.note("usage.cache_write_tokens", "the cache-write token count", "dropped: Chat usage has no field")
         if usage.reasoning_tokens and plan.target == "anthropic":
             plan.note("usage.reasoning_tokens", "the reasoning token count", "dropped: Anthropic usage has no field")
+        if plan.target == "ollama" and response.stop_reason in ("refusal", "content_filter"):
+            what = f"the stop reason {response.raw_stop_reason or response.stop_reason!r} (Ollama's done_reason has no refusal)"
+            plan.note("stop_reason", what, "written as 'stop'")
     message = message_for(plan, response.message, "message")
     return response if message is response.message else replace(response, message=message)
 

@@ -1,0 +1,122 @@
+"""One test per class of defect recorded Gemini, Converse and Ollama traffic showed in ``toolslip.convert``
+across the seven formats (issue 36): silent losses, crashes, refusals of what the target can say, bodies
+written invalid, and bodies not read as the service means them.
+
+The bodies are small, written from the providers' API references; ``test_real_traffic_native.py`` runs the
+corpus-wide checks over recorded traffic nobody here wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from toolslip.conversion import convert
+from toolslip.errors import CannotExpress
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
+
+
+def lost(result: Any) -> str:
+    return " | ".join(map(str, result.lost))
+
+
+def anthropic_history(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """An Anthropic request: a question, a weather call, and a user message holding ``results``."""
+    return {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 100,
+        "tools": [{"name": "weather", "input_schema": WEATHER}],
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "weather", "input": {"city": "Paris"}}]},
+            {"role": "user", "content": results},
+        ],
+    }
+
+
+# --- silent losses ------------------------------------------------------------------------------------
+
+
+def test_a_strict_tool_keeps_its_flag_where_the_target_has_one_and_is_refused_where_not() -> None:
+    converse = {
+        "messages": [{"role": "user", "content": [{"text": "Weather in Paris?"}]}],
+        "toolConfig": {
+            "tools": [{"toolSpec": {"name": "weather", "inputSchema": {"json": WEATHER}, "strict": True}}]
+        },
+    }
+    chat = convert(converse, from_="bedrock", to="openai-chat").data
+    assert chat["tools"][0]["function"]["strict"] is True
+    back = convert(chat, from_="openai-chat", to="bedrock", on_loss="drop").data
+    assert back["toolConfig"] == converse["toolConfig"]
+    for target in ("gemini", "ollama"):
+        with pytest.raises(CannotExpress, match="strict mode"):
+            convert(chat, from_="openai-chat", to=target)
+        assert "tools[0].strict: strict mode" in lost(convert(converse, from_="bedrock", to=target, on_loss="drop"))
+
+
+def test_an_image_after_a_tool_result_reaches_ollama() -> None:
+    body = anthropic_history(
+        [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "Sunny."},
+            {"type": "text", "text": "And here is the sky:"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+        ]
+    )
+    out = convert(body, from_="anthropic", to="ollama", on_loss="drop").data
+    assert out["messages"][-1] == {"role": "user", "content": "And here is the sky:", "images": [PNG]}
+
+
+def test_an_image_before_its_text_going_to_ollama_is_reported() -> None:
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+                    {"type": "text", "text": "What is this?"},
+                ],
+            }
+        ],
+    }
+    result = convert(body, from_="openai-chat", to="ollama", on_loss="drop")
+    assert result.data["messages"] == [{"role": "user", "content": "What is this?", "images": [PNG]}]
+    assert "messages[0].parts[0]: an image before text" in lost(result)
+    text_first = {"model": "m", "messages": [{"role": "user", "content": list(reversed(body["messages"][0]["content"]))}]}
+    assert "image before text" not in lost(convert(text_first, from_="openai-chat", to="ollama", on_loss="drop"))
+
+
+def test_a_safety_stop_written_for_ollama_is_reported() -> None:
+    gemini = {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "SAFETY"}],
+        "usageMetadata": {"promptTokenCount": 3, "totalTokenCount": 3},
+    }
+    result = convert(gemini, from_="gemini", to="ollama")
+    assert result.data["done_reason"] == "stop"
+    assert "stop_reason: the stop reason 'SAFETY'" in lost(result)
+
+
+# --- written invalid ----------------------------------------------------------------------------------
+
+
+def test_a_chat_tool_message_gets_no_image() -> None:
+    body = anthropic_history(
+        [
+            {
+                "type": "tool_result",
+                "tool_use_id": "t1",
+                "content": [
+                    {"type": "text", "text": "The sky:"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+                ],
+            }
+        ]
+    )
+    with pytest.raises(CannotExpress, match="an image in a tool result"):
+        convert(body, from_="anthropic", to="openai-chat")
+    tool = convert(body, from_="anthropic", to="openai-chat", on_loss="drop").data["messages"][-1]
+    assert tool["role"] == "tool" and [p["type"] for p in tool["content"]] == ["text"]
