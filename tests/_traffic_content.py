@@ -608,6 +608,13 @@ def _gemini_response_value(response: Any) -> tuple[str, bool]:
     return json.dumps(response, ensure_ascii=False), False
 
 
+def _standard_base64(data: Any) -> Any:
+    """Base64 in the standard alphabet, padded: google-genai sends the same bytes URL-safe (``-``, ``_``)."""
+    if not isinstance(data, str):
+        return data
+    return data.replace("-", "+").replace("_", "/") + "=" * (-len(data) % 4)
+
+
 def _gemini_parts(bag: _Bag, side: str, parts: Any) -> None:
     if isinstance(parts, dict):
         parts = [parts]
@@ -631,7 +638,7 @@ def _gemini_parts(bag: _Bag, side: str, parts: Any) -> None:
         elif "inlineData" in part or "fileData" in part:
             data = _camel_keys(part.get("inlineData") or part.get("fileData") or {})
             kind = "image" if str(data.get("mimeType", "")).startswith("image/") else "file"
-            bag.add("media", (kind, data.get("data") or data.get("fileUri")))
+            bag.add("media", (kind, _standard_base64(data.get("data")) or data.get("fileUri")))
         else:  # executableCode, codeExecutionResult...
             bag.add("hosted", next(iter(part), "?"))
             continue

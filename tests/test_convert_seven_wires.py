@@ -32,7 +32,10 @@ def anthropic_history(results: list[dict[str, Any]]) -> dict[str, Any]:
         "tools": [{"name": "weather", "input_schema": WEATHER}],
         "messages": [
             {"role": "user", "content": "Weather in Paris?"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "weather", "input": {"city": "Paris"}}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "weather", "input": {"city": "Paris"}}],
+            },
             {"role": "user", "content": results},
         ],
     }
@@ -44,9 +47,7 @@ def anthropic_history(results: list[dict[str, Any]]) -> dict[str, Any]:
 def test_a_strict_tool_keeps_its_flag_where_the_target_has_one_and_is_refused_where_not() -> None:
     converse = {
         "messages": [{"role": "user", "content": [{"text": "Weather in Paris?"}]}],
-        "toolConfig": {
-            "tools": [{"toolSpec": {"name": "weather", "inputSchema": {"json": WEATHER}, "strict": True}}]
-        },
+        "toolConfig": {"tools": [{"toolSpec": {"name": "weather", "inputSchema": {"json": WEATHER}, "strict": True}}]},
     }
     chat = convert(converse, from_="bedrock", to="openai-chat").data
     assert chat["tools"][0]["function"]["strict"] is True
@@ -86,7 +87,10 @@ def test_an_image_before_its_text_going_to_ollama_is_reported() -> None:
     result = convert(body, from_="openai-chat", to="ollama", on_loss="drop")
     assert result.data["messages"] == [{"role": "user", "content": "What is this?", "images": [PNG]}]
     assert "messages[0].parts[0]: an image before text" in lost(result)
-    text_first = {"model": "m", "messages": [{"role": "user", "content": list(reversed(body["messages"][0]["content"]))}]}
+    text_first = {
+        "model": "m",
+        "messages": [{"role": "user", "content": list(reversed(body["messages"][0]["content"]))}],
+    }
     assert "image before text" not in lost(convert(text_first, from_="openai-chat", to="ollama", on_loss="drop"))
 
 
@@ -120,3 +124,139 @@ def test_a_chat_tool_message_gets_no_image() -> None:
         convert(body, from_="anthropic", to="openai-chat")
     tool = convert(body, from_="anthropic", to="openai-chat", on_loss="drop").data["messages"][-1]
     assert tool["role"] == "tool" and [p["type"] for p in tool["content"]] == ["text"]
+
+
+def test_url_safe_base64_from_google_genai_is_written_standard_elsewhere_and_as_read_back_to_gemini() -> None:
+    url_safe = PNG[:-2].replace("+", "-").replace("/", "_") + "-_"  # as Python's google-genai encodes bytes
+    standard = PNG[:-2] + "+/"
+    gemini = {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [{"text": "What is this?"}, {"inlineData": {"mimeType": "image/png", "data": url_safe}}],
+            }
+        ]
+    }
+    assert convert(gemini, from_="gemini", to="gemini").data == gemini
+    anthropic = convert(gemini, from_="gemini", to="anthropic", on_loss="drop").data
+    assert anthropic["messages"][0]["content"][1]["source"]["data"] == standard
+    assert convert(gemini, from_="gemini", to="bedrock").data["messages"][0]["content"][1]["image"]["source"] == {
+        "bytes": standard
+    }
+    assert convert(gemini, from_="gemini", to="ollama", on_loss="drop").data["messages"][0]["images"] == [standard]
+    chat = convert(gemini, from_="gemini", to="openai-chat").data
+    assert chat["messages"][0]["content"][1]["image_url"]["url"] == f"data:image/png;base64,{standard}"
+
+
+def test_a_result_of_two_text_blocks_is_reported_where_it_becomes_one_string() -> None:
+    converse = {
+        "messages": [
+            {"role": "user", "content": [{"text": "Weather in Paris?"}]},
+            {
+                "role": "assistant",
+                "content": [{"toolUse": {"toolUseId": "t1", "name": "weather", "input": {"city": "Paris"}}}],
+            },
+            {
+                "role": "user",
+                "content": [{"toolResult": {"toolUseId": "t1", "content": [{"text": "Sunny,"}, {"text": " 24 C"}]}}],
+            },
+        ],
+        "toolConfig": {"tools": [{"toolSpec": {"name": "weather", "inputSchema": {"json": WEATHER}}}]},
+    }
+    for target in ("gemini", "ollama"):
+        result = convert(converse, from_="bedrock", to=target, on_loss="drop")
+        assert "messages[2].parts[0].content[1]: a result's text part joined with 1 more" in lost(result), target
+    assert "joined" not in lost(convert(converse, from_="bedrock", to="anthropic", on_loss="drop"))
+
+
+@pytest.mark.parametrize("mime", ["video/mp4", "text/plain"])
+def test_a_gemini_file_uri_keeps_its_type_or_is_refused(mime: str) -> None:
+    gemini = {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [{"fileData": {"mimeType": mime, "fileUri": "https://example.com/f"}}, {"text": "Sum up."}],
+            }
+        ]
+    }
+    with pytest.raises(CannotExpress, match=f"a {mime} file by URL"):
+        convert(gemini, from_="gemini", to="anthropic")
+    responses = convert(gemini, from_="gemini", to="openai-responses")
+    assert responses.data["input"][0]["content"][0] == {"type": "input_file", "file_url": "https://example.com/f"}
+    assert f"the {mime} type of a file by URL" in lost(responses)
+    pdf = {
+        "contents": [
+            {"role": "user", "parts": [{"fileData": {"mimeType": "application/pdf", "fileUri": "https://e.com/a.pdf"}}]}
+        ]
+    }
+    assert (
+        convert(pdf, from_="gemini", to="anthropic", on_loss="drop").data["messages"][0]["content"][0]["type"]
+        == "document"
+    )
+
+
+# --- refused though the target can say it --------------------------------------------------------------
+
+
+def test_snake_case_file_data_is_read_and_written_back_as_spelled() -> None:
+    gemini = {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [{"file_data": {"mime_type": "application/pdf", "file_uri": "https://e.com/a.pdf"}}],
+            },
+            {"role": "user", "parts": [{"inline_data": {"mime_type": "image/png", "data": PNG}}]},
+        ]
+    }
+    assert convert(gemini, from_="gemini", to="gemini").data == gemini
+    anthropic = convert(gemini, from_="gemini", to="anthropic", on_loss="drop").data
+    assert anthropic["messages"][0]["content"][0] == {
+        "type": "document",
+        "source": {"type": "url", "url": "https://e.com/a.pdf"},
+    }
+    assert anthropic["messages"][1]["content"][0]["source"]["data"] == PNG
+
+
+def gemini_result(response: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """A Gemini request: a question, a weather call, and its functionResponse with ``response`` and ``more``."""
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {"city": "Paris"}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "weather", "response": response, **more}}]},
+        ],
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {"name": "weather", "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}}}
+                ]
+            }
+        ],
+    }
+
+
+def test_images_and_pdfs_in_a_gemini_function_response_travel_in_the_result() -> None:
+    parts = [
+        {"inlineData": {"mimeType": "image/png", "data": PNG}},
+        {"fileData": {"mimeType": "application/pdf", "fileUri": "https://e.com/forecast.pdf"}},
+    ]
+    gemini = gemini_result({"output": "The sky and the forecast:"}, parts=parts)
+    assert convert(gemini, from_="gemini", to="gemini").data == gemini
+    anthropic = convert(gemini, from_="gemini", to="anthropic", on_loss="drop").data
+    assert anthropic["messages"][-1]["content"][0]["content"] == [
+        {"type": "text", "text": "The sky and the forecast:"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+        {"type": "document", "source": {"type": "url", "url": "https://e.com/forecast.pdf"}},
+    ]
+    back = convert(anthropic, from_="anthropic", to="gemini", on_loss="drop").data
+    assert back["contents"][-1]["parts"][0]["functionResponse"]["parts"] == parts
+
+
+# --- reading ---------------------------------------------------------------------------------------------
+
+
+def test_googles_output_key_around_an_object_is_unwrapped() -> None:
+    gemini = gemini_result({"output": {"temperature": 24, "sky": "clear"}})
+    assert convert(gemini, from_="gemini", to="gemini").data == gemini
+    chat = convert(gemini, from_="gemini", to="openai-chat").data
+    assert json.loads(chat["messages"][-1]["content"]) == {"temperature": 24, "sky": "clear"}

@@ -148,24 +148,31 @@ def _file(plan: Plan, file: File, where: str, *, in_result: bool) -> File | Text
         and plain_text(file) is None
     ):
         problem = f"a {file.media_type or 'typeless'} file (Anthropic documents are PDFs or UTF-8 plain text)"
+    elif target == "anthropic" and file.data is None and file.url is not None and file.media_type not in _PDF:
+        problem = f"a {file.media_type} file by URL (Anthropic takes PDFs by URL)"
     elif target == "ollama":
         problem = "a file (Ollama messages carry text and images only)"
-    elif target == "gemini" and in_result:
-        problem = "a file in a tool result (Gemini function responses hold an object)"
     elif target == "bedrock" and (file.data is None or document_format(file.media_type) is None):
         how = "by reference" if file.data is None else (file.media_type or "typeless")
         problem = f"a file ({how}; Converse documents are inline pdf, csv, doc(x), xls(x), html, txt or md)"
     if problem is None:
+        if target == "openai-responses" and file.data is None and file.url is not None and file.media_type:
+            what = f"the {file.media_type} type of a file by URL (Responses' input_file has no type field)"
+            plan.note(f"{where}.media_type", what, "left to the service to tell")
         return file
     return Text(text=f"[{problem} left out]") if plan.cannot(where, problem, "replaced by text") else None
+
+
+_PDF = ("", "application/pdf")
+"""The types of a file Anthropic reads by URL (a URL document is a PDF; no type says nothing more)."""
 
 
 def _image(plan: Plan, image: Image, where: str, *, in_result: bool) -> Image | Text | None:
     """``image`` if the target can carry it; else reported, and left out or marked."""
     target = plan.target
     problem = None
-    if in_result and target in ("gemini", "ollama"):
-        problem = f"an image in a tool result ({target} results hold text)"
+    if in_result and target == "ollama":
+        problem = "an image in a tool result (ollama results hold text)"
     elif in_result and target in CHAT_FAMILY:
         problem = "an image in a tool result (Chat tool messages hold text)"
     elif image.data is None and target in ("bedrock", "ollama"):
@@ -184,6 +191,11 @@ def _result(plan: Plan, result: ToolResult, where: str) -> ToolResult:
         plan.note(where, "is_error flag", 'marked: "Error: " before the content')
     if isinstance(result.content, str):
         return result
+    texts = [k for k, inner in enumerate(result.content) if type(inner) is Text]
+    if plan.target in ("gemini", "ollama") and len(texts) > 1:
+        for k in texts:  # Gemini's response object and Ollama's tool message hold one string
+            what = f"a result's text part joined with {len(texts) - 1} more into one string"
+            plan.note(f"{where}.content[{k}]", what, f"{plan.target} results hold one string")
     content: list[Any] = []
     for k, inner in enumerate(result.content):
         at = f"{where}.content[{k}]"

@@ -9,8 +9,11 @@
 - A ``thoughtSignature`` on a call or text part (Gemini 3 signs the first call of a turn) is kept with the
   part and must go back verbatim; it means nothing to another provider, so ``toolslip.convert`` reports it.
 - ``functionResponse.response`` must be an object. The rule, both ways: ``{"output": text}`` is a result
-  whose content is ``text``, ``{"error": text}`` one with ``is_error``; any other object is a result
-  whose content is that object's JSON text (kept as an object, so it goes back as it came).
+  whose content is ``text``, ``{"error": text}`` one with ``is_error``; ``{"output": {...}}`` (Google's
+  documented key around an object) one whose content is the inner object's JSON text; any other object
+  is a result whose content is that object's JSON text (kept as an object, so it goes back as it came).
+  Images and files in ``functionResponse.parts`` (Gemini 3's multimodal results) follow the text in the
+  result's content.
 - A call without ``id`` gets a made-up one (see ``_pairing``), and a result without ``id`` is paired with
   the previous model turn's calls by order and name; made-up ids are left out again on writing.
 - The service also accepts snake_case keys (``function_call``); they are read as their camelCase names and
@@ -26,7 +29,19 @@ from typing import Any
 import orjson
 
 from ..core.errors import FormatError
-from ..core.messages import File, Image, Message, Part, ProviderPart, Reasoning, Role, Text, ToolCall, ToolResult
+from ..core.messages import (
+    File,
+    Image,
+    Message,
+    Part,
+    ProviderPart,
+    Reasoning,
+    ResultPart,
+    Role,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from ._pairing import MADE_UP, Pairing, history_call_id
 from ._wire import BOOKKEEPING, EMPTY, EMPTY_VALUES, Json, leftover, need, obj, seq, text_or_none, unstash
 
@@ -96,23 +111,57 @@ def _part(data: Json, where: str, kept: Json) -> tuple[Part | None, frozenset[st
         return _call(obj(data["functionCall"], f"{where}.functionCall"), f"{where}.functionCall", kept)
     if "functionResponse" in data:
         return _result(obj(data["functionResponse"], f"{where}.functionResponse"), f"{where}.functionResponse", kept)
-    inline = data.get("inlineData")
+    inline = _inner(data.get("inlineData"), kept)
     if isinstance(inline, dict) and inline.keys() == {"mimeType", "data"}:
         mime, payload = inline["mimeType"], inline["data"]
         if isinstance(mime, str) and isinstance(payload, str):
+            standard = standard_base64(payload)
+            if standard != payload:
+                kept["~base64"] = payload
             media: Part = (
-                Image(media_type=mime, data=payload)
+                Image(media_type=mime, data=standard)
                 if mime.startswith("image/")
-                else File(media_type=mime, data=payload)
+                else File(media_type=mime, data=standard)
             )
             return media, frozenset({"inlineData"})
-    linked = data.get("fileData")
+    linked = _inner(data.get("fileData"), kept)
     if isinstance(linked, dict) and linked.keys() == {"mimeType", "fileUri"}:
         mime, uri = linked["mimeType"], linked["fileUri"]
         if isinstance(mime, str) and isinstance(uri, str):
             media = Image(media_type=mime, url=uri) if mime.startswith("image/") else File(media_type=mime, url=uri)
             return media, frozenset({"fileData"})
     return None, frozenset()
+
+
+def _inner(value: object, kept: Json) -> object:
+    """A media object with its snake_case keys (``mime_type``, ``file_uri``) read as camelCase; the keys
+    that were snake_case are kept so they are written back as they were."""
+    if not isinstance(value, dict):
+        return value
+    value, snaked = camel(value)
+    if snaked:
+        kept["~inner"] = snaked
+    return value
+
+
+def standard_base64(data: str) -> str:
+    """``data`` in the standard base64 alphabet, padded: google-genai sends bytes URL-safe (``-``, ``_``),
+    which Anthropic, Converse, OpenAI and Ollama do not read."""
+    if "-" not in data and "_" not in data and len(data) % 4 == 0:
+        return data
+    return data.replace("-", "+").replace("_", "/") + "=" * (-len(data) % 4)
+
+
+def _media_back(wire: Json, kept: Mapping[str, Any]) -> Json:
+    """A media part spelled as it was read: its inner snake_case keys and its URL-safe bytes."""
+    key = next(iter(wire))
+    inner = wire[key]
+    if key not in ("inlineData", "fileData") or not isinstance(inner, dict):
+        return wire
+    original = kept.get("~base64")
+    if original is not None and inner.get("data") == standard_base64(original):
+        inner = {**inner, "data": original}
+    return {key: snake(inner, kept.get("~inner")), **{k: v for k, v in wire.items() if k != key}}
 
 
 def _call(fc: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
@@ -136,16 +185,36 @@ def _call(fc: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
 
 
 def _result(fr: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
-    content, is_error = _unwrap(fr["response"], kept) if "response" in fr else ("", False)
+    text, is_error = _unwrap(fr["response"], kept) if "response" in fr else ("", False)
     call_id = text_or_none(fr.get("id"), f"{where}.id")
     if call_id is None:
         kept[MADE_UP] = True
-    if not fr.keys() <= _RESULT_KEYS:
-        kept["~result"] = leftover(fr, _RESULT_KEYS)  # multimodal parts, willContinue, scheduling...
+    media = _result_media(fr.get("parts"), f"{where}.parts", kept)
+    known = _RESULT_KEYS | {"parts"} if media else _RESULT_KEYS
+    if not fr.keys() <= known:
+        kept["~result"] = leftover(fr, known)  # willContinue, scheduling...
     if "response" not in fr:
         kept["~noresponse"] = True
+    content: str | tuple[ResultPart, ...] = ((Text(text=text),) if text else ()) + media if media else text
     result = ToolResult(call_id=call_id or "", content=content, is_error=is_error, name=need(fr, "name", where))
     return result, frozenset({"functionResponse"})
+
+
+def _result_media(raw: object, where: str, kept: Json) -> tuple[Image | File, ...]:
+    """The images and files of a multimodal ``functionResponse.parts`` (Gemini 3), or ``()`` when the list
+    holds anything else (then it is kept verbatim, and reported where it cannot go)."""
+    if not isinstance(raw, list) or not raw:
+        return ()
+    media: list[Image | File] = []
+    part_kept: list[Json] = []
+    for j, item in enumerate(raw):
+        part, inner = part_from_wire(item, f"{where}[{j}]")
+        if not isinstance(part, (Image, File)) or not inner.keys() <= {"~base64", "~inner", _SNAKE}:
+            return ()
+        media.append(part)
+        part_kept.append(inner)
+    kept["~parts"] = part_kept
+    return tuple(media)
 
 
 def _unwrap(response: object, kept: Json) -> tuple[str, bool]:
@@ -156,6 +225,9 @@ def _unwrap(response: object, kept: Json) -> tuple[str, bool]:
             if key not in ("output", "error"):
                 kept["~key"] = key  # {"result": ...} and other one-string objects go back under their key
             return value, key == "error"
+        if key in ("output", "error") and isinstance(value, (dict, list)):
+            kept["~json"] = key  # Google's documented {"output": {...}}: the object is the content
+            return orjson.dumps(value).decode(), key == "error"
     kept["~raw"] = True
     return orjson.dumps(response).decode(), False
 
@@ -330,6 +402,8 @@ def parts_to_wire(parts: Sequence[Part], part_kept: Mapping[str, Any], calls: _C
         if wire is None:
             continue
         if kept:
+            if "~base64" in kept or "~inner" in kept:
+                wire = _media_back(wire, kept)
             extras = {k: v for k, v in kept.items() if k[:1] != "~"}
             wire = snake({**wire, **extras}, kept.get(_SNAKE))
         out.append(wire)
@@ -383,6 +457,14 @@ def _result_to_wire(result: ToolResult, kept: Mapping[str, Any], calls: _Calls) 
         out["id"] = result.call_id
     if not kept.get("~noresponse") or result.text or result.is_error:
         out["response"] = _wrap(result, kept)
+    media = [p for p in result.content if type(p) is Image or type(p) is File] if result.content else []
+    if media and not isinstance(result.content, str):
+        part_kept = kept.get("~parts") or ()
+        out["parts"] = [
+            snake(_media_back(wire, part_kept[k]), part_kept[k].get(_SNAKE)) if k < len(part_kept) else wire
+            for k, wire in enumerate(media_to_wire(p) for p in media)  # type: ignore[arg-type]  # Image or File
+            if wire is not None
+        ]
     inner = kept.get("~result")
     return {**out, **inner} if inner else out
 
@@ -390,6 +472,11 @@ def _result_to_wire(result: ToolResult, kept: Mapping[str, Any], calls: _Calls) 
 def _wrap(result: ToolResult, kept: Mapping[str, Any]) -> Any:
     """The ``functionResponse.response`` object for a result (the wrap rule of the module doc)."""
     text = result.text
+    if kept.get("~json"):
+        try:
+            return {kept["~json"]: orjson.loads(text)}
+        except orjson.JSONDecodeError:
+            pass  # the content was changed since it was read: wrap it as any text
     if kept.get("~raw"):
         try:
             return orjson.loads(text)
