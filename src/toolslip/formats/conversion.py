@@ -335,7 +335,8 @@ def _response(plan: Plan, response: ModelResponse) -> ModelResponse:
         if usage.reasoning_tokens and plan.target == "anthropic":
             plan.note("usage.reasoning_tokens", "the reasoning token count", "dropped: Anthropic usage has no field")
         if plan.target == "ollama" and response.stop_reason in ("refusal", "content_filter"):
-            what = f"the stop reason {response.raw_stop_reason or response.stop_reason!r} (Ollama's done_reason has no refusal)"
+            word = response.raw_stop_reason or response.stop_reason
+            what = f"the stop reason {word!r} (Ollama's done_reason has no refusal)"
             plan.note("stop_reason", what, "written as 'stop'")
     message = message_for(plan, response.message, "message")
     return response if message is response.message else replace(response, message=message)
