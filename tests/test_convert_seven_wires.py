@@ -260,3 +260,144 @@ def test_googles_output_key_around_an_object_is_unwrapped() -> None:
     assert convert(gemini, from_="gemini", to="gemini").data == gemini
     chat = convert(gemini, from_="gemini", to="openai-chat").data
     assert json.loads(chat["messages"][-1]["content"]) == {"temperature": 24, "sky": "clear"}
+
+
+# --- refused though the target can say it, or though nothing is lost ------------------------------------
+
+
+def test_gemini_text_modality_is_chats_text_modality() -> None:
+    gemini = {
+        "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+        "generationConfig": {"responseModalities": ["TEXT"]},
+    }
+    assert convert(gemini, from_="gemini", to="openai-chat").data["modalities"] == ["text"]
+    for target in ("anthropic", "bedrock", "ollama", "openai-responses"):
+        result = convert(gemini, from_="gemini", to=target)  # no refusal: text is what every format answers
+        assert "responseModalities" in lost(result) and "default" in lost(result), target
+    chat = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}], "modalities": ["text"]}
+    assert convert(chat, from_="openai-chat", to="gemini").data["generationConfig"] == {"responseModalities": ["TEXT"]}
+    with pytest.raises(CannotExpress, match="modalities"):
+        convert({**chat, "modalities": ["text", "audio"]}, from_="openai-chat", to="anthropic")
+
+
+JSON_MODE = {
+    "openai-chat": {
+        "model": "m",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "response_format": {"type": "json_object"},
+    },
+    "openai-responses": {"model": "m", "input": "Hi", "text": {"format": {"type": "json_object"}}},
+    "gemini": {
+        "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+        "generationConfig": {"responseMimeType": "application/json"},
+    },
+    "ollama": {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "format": "json", "stream": False},
+}
+
+
+@pytest.mark.parametrize("source", list(JSON_MODE))
+def test_json_mode_travels_between_the_formats_that_have_it(source: str) -> None:
+    where = {
+        "openai-chat": ("response_format",),
+        "openai-responses": ("text",),
+        "gemini": ("generationConfig",),
+        "ollama": ("format",),
+    }
+    for target, body in JSON_MODE.items():
+        if target != source:
+            out = convert(JSON_MODE[source], from_=source, to=target, on_loss="drop").data
+            (key,) = where[target]
+            assert out[key] == body[key], (source, target)
+    for target in ("anthropic", "bedrock"):  # no JSON mode there: refused
+        with pytest.raises(CannotExpress):
+            convert(JSON_MODE[source], from_=source, to=target)
+
+
+def test_the_default_text_format_is_not_refused() -> None:
+    responses = {"model": "gpt-5", "input": "Hi", "text": {"format": {"type": "text"}}}
+    for target in ("anthropic", "gemini", "bedrock", "ollama"):
+        result = convert(responses, from_="openai-responses", to=target)
+        assert "text" not in {k for k in result.data if k != "messages"}, target
+    assert convert(responses, from_="openai-responses", to="openai-chat").data["response_format"] == {"type": "text"}
+    chat = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}], "response_format": {"type": "text"}}
+    assert "default" in lost(convert(chat, from_="openai-chat", to="anthropic"))
+
+
+def test_a_finish_message_on_an_ordinary_stop_is_not_refused_and_on_a_malformed_call_is() -> None:
+    def response(reason: str, message: str) -> dict[str, Any]:
+        return {
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": [{"text": "Done."}]},
+                    "finishReason": reason,
+                    "finishMessage": message,
+                }
+            ]
+        }
+
+    ordinary = response("STOP", "Model generated function call(s).")
+    assert convert(ordinary, from_="gemini", to="openai-chat").data["choices"][0]["message"]["content"] == "Done."
+    assert convert(ordinary, from_="gemini", to="gemini").data == ordinary
+    with pytest.raises(CannotExpress, match="finishMessage"):
+        convert(
+            response("MALFORMED_FUNCTION_CALL", "Malformed function call: print(weather(city=Paris)"),
+            from_="gemini",
+            to="anthropic",
+        )
+
+
+def test_include_thoughts_false_is_the_default_and_not_refused() -> None:
+    gemini = {
+        "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+        "generationConfig": {"thinkingConfig": {"includeThoughts": False}},
+    }
+    for target in ("openai-chat", "openai-responses", "anthropic", "bedrock", "ollama"):
+        result = convert(gemini, from_="gemini", to=target)
+        assert "includeThoughts" in lost(result), target
+    with pytest.raises(CannotExpress, match="includeThoughts"):  # asking for thoughts is not the default
+        convert(
+            {**gemini, "generationConfig": {"thinkingConfig": {"includeThoughts": True}}},
+            from_="gemini",
+            to="openai-chat",
+        )
+
+
+def test_anthropic_effort_is_the_reasoning_effort_of_the_other_formats() -> None:
+    anthropic = {
+        "model": "claude-opus-4-6",
+        "max_tokens": 100,
+        "messages": [{"role": "user", "content": "Hi"}],
+        "output_config": {"effort": "low"},
+    }
+    assert convert(anthropic, from_="anthropic", to="openai-chat").data["reasoning_effort"] == "low"
+    assert convert(anthropic, from_="anthropic", to="openai-responses").data["reasoning"] == {"effort": "low"}
+    gemini = convert(anthropic, from_="anthropic", to="gemini", on_loss="drop").data
+    assert gemini["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "LOW"}
+    chat = {"model": "o3", "messages": [{"role": "user", "content": "Hi"}], "reasoning_effort": "high"}
+    assert convert(chat, from_="openai-chat", to="anthropic").data["output_config"] == {"effort": "high"}
+
+
+def test_a_top_level_cache_control_is_a_cache_hint_not_a_refusal() -> None:
+    anthropic = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 100,
+        "cache_control": {"type": "ephemeral"},
+        "messages": [{"role": "user", "content": "Hi"}],
+    }
+    for target in ("openai-chat", "openai-responses", "gemini", "bedrock", "ollama"):
+        result = convert(anthropic, from_="anthropic", to=target)
+        assert "cache_control" not in result.data and "prompt-cache hint" in lost(result), target
+
+
+def test_snake_case_structured_output_from_a_python_sdk_is_read_and_written_back() -> None:
+    schema = {"type": "OBJECT", "properties": {"day": {"type": "STRING"}}}
+    gemini = {
+        "contents": [{"role": "user", "parts": [{"text": "Which day?"}]}],
+        "generationConfig": {"response_mime_type": "application/json", "response_schema": schema},
+    }
+    assert convert(gemini, from_="gemini", to="gemini").data == gemini
+    chat = convert(gemini, from_="gemini", to="openai-chat").data
+    assert chat["response_format"]["json_schema"]["schema"] == {
+        "type": "object",
+        "properties": {"day": {"type": "string"}},
+    }

@@ -86,6 +86,10 @@ _ALL = set(CATEGORIES)
 _LOSS_WORDS = (  # the most specific words first: the first match decides
     ("choices[1:]", _ALL),  # other answers of an n > 1 response
     ("request field 'generationConfig.thinkingConfig", {"field", "setting"}),  # it holds the effort level
+    ("request field 'generationConfig.responseMimeType'", {"field", "setting"}),  # JSON mode
+    ("request field 'response_format'", {"field", "setting"}),  # JSON mode where it holds no schema
+    ("request field 'text'", {"field", "setting"}),
+    ("request field 'format'", {"field", "setting"}),
     ("request field 'generationConfig.", {"field"}),  # Gemini's knobs, response_schema among them
     ("schema", {"schema", "tool", "setting"}),  # structured output (as a final-answer tool where no field)
     ("token count", {"setting"}),

@@ -100,7 +100,9 @@ _KNOBS = ("maxOutputTokens", "temperature", "stopSequences")
 _RESPONSE_KEYS = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId"})
 _USAGE_KEYS = frozenset({"promptTokenCount", "candidatesTokenCount", "totalTokenCount"})
 _QUIET = frozenset({"createTime", "index", "avgLogprobs", "modelStatus"})
-"""Response and candidate fields that carry no content another format could want."""
+"""Response and candidate fields that carry no content another format could want (and ``finishMessage`` on a
+STOP, which only explains the ordinary stop: "Model generated function call(s)."; on a MALFORMED_FUNCTION_CALL
+it holds the call the model botched, and is reported)."""
 
 # --- tools ------------------------------------------------------------------------------------------
 
@@ -367,7 +369,8 @@ def response_from_wire(data: object) -> ModelResponse:
     rest = leftover(candidate, frozenset({"content", "finishReason"}))
     if rest:
         kept["candidate"] = rest
-        unread += [f"candidates[0].{k}" for k in rest if k not in _QUIET and rest[k] not in EMPTY_VALUES]
+        quiet = _QUIET | {"finishMessage"} if candidate.get("finishReason") == "STOP" else _QUIET
+        unread += [f"candidates[0].{k}" for k in rest if k not in quiet and rest[k] not in EMPTY_VALUES]
     response_id = text_or_none(body.get("responseId"), "responseId") or ""
     content = candidate.get("content")
     if content is None:
