@@ -401,3 +401,121 @@ def test_snake_case_structured_output_from_a_python_sdk_is_read_and_written_back
         "type": "object",
         "properties": {"day": {"type": "string"}},
     }
+
+
+def test_mistrals_default_prefix_and_any_choice_are_understood() -> None:
+    chat = {
+        "model": "mistral-large-latest",
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": "Let me look.", "prefix": False},
+            {"role": "user", "content": "Go on."},
+        ],
+        "tools": [{"type": "function", "function": {"name": "weather", "parameters": WEATHER}}],
+        "tool_choice": "any",
+    }
+    assert convert(chat, from_="openai-chat", to="openai-chat").data == chat
+    assert convert(chat, from_="openai-chat", to="anthropic").data["tool_choice"] == {"type": "any"}
+    assert convert(chat, from_="openai-chat", to="bedrock", on_loss="drop").data["toolConfig"]["toolChoice"] == {
+        "any": {}
+    }
+    assert convert(chat, from_="openai-chat", to="openai-responses").data["tool_choice"] == "required"
+
+
+# --- crashes ------------------------------------------------------------------------------------------------
+
+
+def test_a_gemini_request_with_one_tools_object_is_read() -> None:
+    gemini = {
+        "contents": [{"role": "user", "parts": [{"text": "Weather in Paris?"}]}],
+        "tools": {
+            "functionDeclarations": [
+                {"name": "weather", "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}}}
+            ]
+        },
+    }
+    assert convert(gemini, from_="gemini", to="gemini").data == gemini
+    chat = convert(gemini, from_="gemini", to="openai-chat").data
+    assert [t["function"]["name"] for t in chat["tools"]] == ["weather"]
+
+
+# --- written invalid, and identity ---------------------------------------------------------------------------
+
+
+def test_an_empty_message_is_left_out_where_the_target_refuses_it() -> None:
+    chat = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": "Hello?"},
+        ],
+    }
+    gemini = convert(chat, from_="openai-chat", to="gemini").data
+    assert all(content["parts"] for content in gemini["contents"])
+    for target in ("anthropic", "bedrock"):
+        result = convert(chat, from_="openai-chat", to=target)
+        assert [m["role"] for m in result.data["messages"]] == ["user", "user"], target
+        assert "messages[1]: an empty assistant message" in lost(result)
+
+
+def test_an_empty_converse_system_writes_no_system_message() -> None:
+    converse = {"system": [], "messages": [{"role": "user", "content": [{"text": "Hi"}]}]}
+    assert convert(converse, from_="bedrock", to="bedrock").data == converse
+    for target in ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama"):
+        out = convert(converse, from_="bedrock", to=target).data
+        assert "system" not in json.dumps(out), target
+
+
+@pytest.mark.parametrize(
+    ("fmt", "body"),
+    [
+        ("openai-chat", {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi", "name": None}]}),
+        ("openai-functions", {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi", "name": None}]}),
+        (
+            "openai-chat",
+            {
+                "id": "chatcmpl-1",
+                "model": "gpt-4o",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "",
+                        "message": {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+                            ],
+                        },
+                    }
+                ],
+            },
+        ),
+        (
+            "openai-responses",
+            {
+                "model": "gpt-5",
+                "input": [
+                    {"type": "function_call", "call_id": "c1", "name": "snap", "arguments": "{}"},
+                    {
+                        "type": "function_call_output",
+                        "call_id": "c1",
+                        "id": "fco_1",
+                        "status": "completed",
+                        "output": [
+                            {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "low"}
+                        ],
+                    },
+                    {
+                        "type": "function_call_output",
+                        "call_id": "c1",
+                        "output": [{"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}],
+                    },
+                ],
+            },
+        ),
+    ],
+)
+def test_identity_keeps_null_names_own_finish_words_and_result_image_details(fmt: str, body: dict[str, Any]) -> None:
+    assert convert(body, from_=fmt, to=fmt).data == body

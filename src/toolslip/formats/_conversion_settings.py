@@ -119,9 +119,12 @@ mode: Chat's ``response_format: {"type": "json_object"}``, Responses' ``text.for
 
 def _said_elsewhere(key: str, value: Any, settings: Settings) -> bool:
     """Whether a body field says nothing (an empty list of tools, a null stop) or what a neutral slot already
-    says (``Settings.stop``; Chat's untyped spelling of the named choice that ``Settings.tool_choice`` holds)."""
+    says (``Settings.stop``; Chat's untyped spelling of the named choice that ``Settings.tool_choice`` holds,
+    Mistral's ``"any"`` for ``"required"``)."""
     if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
         return True
+    if key == "tool_choice" and value == "any":
+        return settings.tool_choice == "required"  # Mistral's word for it
     return key == "tool_choice" and isinstance(settings.tool_choice, UseTool)
 
 

@@ -101,7 +101,7 @@ def convert(
         response = _response(plan, src.response_from_wire(data))
         out = dst.response_to_wire(response)
     elif kind == "messages":
-        messages = messages_for(plan, src.messages_from_wire(data))
+        messages = _no_empty(plan, messages_for(plan, src.messages_from_wire(data)))
         if to in ("gemini", "bedrock") and not plan.same:
             messages = _no_systems(plan, messages)
         out = functions_messages_to_wire(messages, split=True) if _split(plan) else dst.messages_to_wire(messages)
@@ -129,6 +129,26 @@ def _no_systems(plan: Plan, messages: list[Message]) -> list[Message]:
                 f"messages[{i}]", f"a system message ({plan.target} takes it as a request field, not a message)"
             )
     return [m for m in messages if m.role != "system"]
+
+
+def _no_empty(plan: Plan, messages: list[Message]) -> list[Message]:
+    """The messages less the empty ones a target would refuse (Anthropic, Gemini and Converse want content in
+    every message) and empty system prompts (Converse's ``system: []``), which no target needs."""
+    if plan.same or all(m.parts for m in messages):
+        return messages
+    kept = []
+    for i, message in enumerate(messages):
+        if not message.parts and message.role == "system":
+            plan.note(f"messages[{i}]", "an empty system prompt", "left out")
+        elif not message.parts and plan.target in _WANT_CONTENT:
+            what = f"an empty {message.role} message ({plan.target} refuses a message with no content)"
+            plan.note(f"messages[{i}]", what, "left out")
+        else:
+            kept.append(message)
+    return kept
+
+
+_WANT_CONTENT = frozenset({"anthropic", "gemini", "bedrock"})
 
 
 def _split(plan: Plan) -> bool:
@@ -160,7 +180,7 @@ def detect_kind(data: object, fmt: str) -> str:
 
 
 def _request(plan: Plan, request: Request, *, defaults: bool = True) -> Request:
-    messages = messages_for(plan, request.messages)
+    messages = _no_empty(plan, messages_for(plan, request.messages))
     tools = tuple(_spec(plan, s, f"tools[{i}]") for i, s in enumerate(request.tools))
     extra_tools = request.extra_tools
     settings = request.settings
@@ -202,6 +222,7 @@ def _request(plan: Plan, request: Request, *, defaults: bool = True) -> Request:
         and extra_tools is request.extra_tools
         and len(tools) == len(request.tools)
         and all(map(operator.is_, tools, request.tools))
+        and len(messages) == len(request.messages)
         and all(map(operator.is_, messages, request.messages))
     ):
         return request

@@ -26,6 +26,7 @@ What is particular to this format:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..core.errors import FormatError
@@ -237,7 +238,8 @@ def request_to_wire(request: Request) -> Json:
         body["systemInstruction"] = system
     tools = _tool_entries(request)
     if tools:
-        body["tools"] = tools
+        one = len(tools) == 1 and unstash(request.tools[0].extra, NAME).get("one") if request.tools else False
+        body["tools"] = tools[0] if one else tools
     extra = dict(settings.extra)
     config = extra.pop("toolConfig", None)
     if settings.tool_choice is not None or config is not None:
@@ -280,7 +282,11 @@ def _choice_from_wire(config: Json) -> ToolChoice | None:
 
 def request_from_wire(body: object) -> Request:
     data = obj(body, "body")
-    tools, extra_tools = split_tools(data.get("tools") or [], "tools")
+    raw_tools = data.get("tools")
+    one = isinstance(raw_tools, dict)  # one entry, not in a list: the service takes that too
+    tools, extra_tools = split_tools([raw_tools] if one else raw_tools or [], "tools")
+    if one and tools:
+        tools[0] = replace(tools[0], extra={NAME: {**unstash(tools[0].extra, NAME), "one": True}})
     extra = leftover(data, _BODY_KEYS)
     if "tools" in data and data["tools"] in EMPTY_VALUES:
         extra["tools"] = data["tools"]
