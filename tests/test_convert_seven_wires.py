@@ -519,3 +519,81 @@ def test_an_empty_converse_system_writes_no_system_message() -> None:
 )
 def test_identity_keeps_null_names_own_finish_words_and_result_image_details(fmt: str, body: dict[str, Any]) -> None:
     assert convert(body, from_=fmt, to=fmt).data == body
+
+
+def test_an_openrouter_server_tool_is_not_written_into_legacy_functions() -> None:
+    chat = {
+        "model": "openai/gpt-4o",
+        "messages": [{"role": "user", "content": "News today?"}],
+        "tools": [
+            {"type": "function", "function": {"name": "weather", "parameters": WEATHER}},
+            {"type": "openrouter:web_search", "parameters": {"max_results": 3}},
+        ],
+    }
+    with pytest.raises(CannotExpress, match="tool declaration 'openrouter:web_search'"):
+        convert(chat, from_="openai-chat", to="openai-functions")
+    functions = convert(chat, from_="openai-chat", to="openai-functions", on_loss="drop").data
+    assert [f["name"] for f in functions["functions"]] == ["weather"]
+    assert convert(functions, from_="openai-functions", to="openai-chat").data["tools"] == chat["tools"][:1]
+
+
+@pytest.mark.parametrize("target", ["gemini", "openai-functions"])
+def test_a_result_whose_call_is_kept_server_side_is_a_reported_loss(target: str) -> None:
+    responses = {
+        "model": "gpt-5",
+        "previous_response_id": "resp_1",  # the call is in the stored response, not in this body
+        "input": [{"type": "function_call_output", "call_id": "call_1", "output": "Sunny."}],
+        "tools": [{"type": "function", "name": "weather", "parameters": WEATHER, "strict": False}],
+    }
+    with pytest.raises(CannotExpress, match="a result whose call is not in the history"):
+        convert(responses, from_="openai-responses", to=target)
+    dropped = convert(responses, from_="openai-responses", to=target, on_loss="drop")
+    assert "messages[0].parts[0]: a result whose call is not in the history" in lost(dropped)
+    marked = convert(responses, from_="openai-responses", to=target, on_loss="mark").data
+    assert "Sunny." in json.dumps(marked)
+
+
+def test_a_converse_stream_keeps_a_server_tools_result() -> None:
+    from toolslip.formats import bedrock_stream
+
+    events = [
+        {"messageStart": {"role": "assistant"}},
+        {
+            "contentBlockStart": {
+                "contentBlockIndex": 0,
+                "start": {"toolUse": {"toolUseId": "s1", "name": "nova_grounding", "type": "server_tool_use"}},
+            }
+        },
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"query": "Paris weather"}'}}}},
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {
+            "contentBlockStart": {
+                "contentBlockIndex": 1,
+                "start": {"toolResult": {"toolUseId": "s1", "type": "nova_grounding_result", "status": "success"}},
+            }
+        },
+        {"contentBlockDelta": {"contentBlockIndex": 1, "delta": {"toolResult": [{"text": "Paris: sunny, "}]}}},
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 1,
+                "delta": {"toolResult": [{"text": "24 C."}, {"json": {"url": "https://example.com"}}]},
+            }
+        },
+        {"contentBlockStop": {"contentBlockIndex": 1}},
+        {"contentBlockDelta": {"contentBlockIndex": 2, "delta": {"text": "It is sunny."}}},
+        {"contentBlockStop": {"contentBlockIndex": 2}},
+        {"messageStop": {"stopReason": "end_turn"}},
+        {"metadata": {"usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}}},
+    ]
+    acc = bedrock_stream.Accumulator()
+    seen = [event for raw in events for event in acc.feed_object(raw)]
+    assert [type(e).__name__ for e in seen] == ["TextChunk"]  # the service ran the call: nothing to run here
+    content = acc.response()["output"]["message"]["content"]
+    assert content[1]["toolResult"]["content"] == [
+        {"text": "Paris: sunny, 24 C."},
+        {"json": {"url": "https://example.com"}},
+    ]
+    again = bedrock_stream.Accumulator()
+    for name, payload in bedrock_stream.response_to_events(acc.finish()):
+        again.feed_event(name, payload)
+    assert again.response()["output"] == acc.response()["output"]

@@ -26,7 +26,7 @@ _OBJECT_ARGUMENTS = frozenset({"anthropic", *URL_MODEL})
 
 
 def messages_for(plan: Plan, messages: Sequence[Message]) -> list[Message]:
-    out = [message_for(plan, m, f"messages[{i}]") for i, m in enumerate(messages)]
+    out = _named(plan, [message_for(plan, m, f"messages[{i}]") for i, m in enumerate(messages)])
     if plan.target == "openai-functions" and plan.source != plan.target:
         for i, message in enumerate(out):
             calls = message.tool_calls
@@ -34,6 +34,32 @@ def messages_for(plan: Plan, messages: Sequence[Message]) -> list[Message]:
                 plan.note(f"messages[{i}]", "call ids (legacy functions have none; re-created when read back)")
             if len(calls) > 1 and plan.split_calls:
                 plan.note(f"messages[{i}]", f"{len(calls)} parallel calls", "split into single-call turns")
+    return out
+
+
+_NAME_RESULTS = frozenset({"gemini", "openai-functions"})
+"""Formats whose results name their tool (Gemini's functionResponse.name, a legacy function message's name)."""
+
+
+def _named(plan: Plan, messages: list[Message]) -> list[Message]:
+    """The messages less the results a target that names results cannot name: results without a name whose
+    call is not in the history (a Responses request continuing a stored response by previous_response_id)."""
+    if plan.target not in _NAME_RESULTS or plan.same:
+        return messages
+    names: set[str] = set()
+    out = []
+    for i, message in enumerate(messages):
+        names.update(c.id for c in message.tool_calls)
+        parts: list[Part] = []
+        for j, part in enumerate(message.parts):
+            if type(part) is ToolResult and part.name is None and part.call_id not in names:
+                what = f"a result whose call is not in the history ({plan.target} needs the name of its tool)"
+                if plan.cannot(f"messages[{i}].parts[{j}]", what, "replaced by text"):
+                    parts.append(Text(text=f"[{what} left out] {part.text}"))
+            else:
+                parts.append(part)
+        same = len(parts) == len(message.parts) and all(map(operator.is_, parts, message.parts))
+        out.append(message if same else replace(message, parts=tuple(parts)))
     return out
 
 

@@ -185,7 +185,7 @@ def _request(plan: Plan, request: Request, *, defaults: bool = True) -> Request:
     extra_tools = request.extra_tools
     settings = request.settings
     if not plan.same:
-        if not plan.family:
+        if not plan.family or plan.target == "openai-functions":  # functions[] holds functions only
             kept = []
             for i, tool in enumerate(extra_tools):
                 kind = tool.get("type") or next(iter(tool), "?")  # Gemini's built-in tools have no "type"
