@@ -840,8 +840,8 @@ def _converse_blocks(bag: _Bag, side: str, blocks: Any) -> None:
             bag.reasoning(text.get("text"))
             bag.opaque(text.get("signature"))
             bag.opaque(reasoning.get("redactedContent"))
-        else:  # cachePoint, guardContent, citationsContent, video...
-            bag.add("hosted", next(iter(block), "?"))
+        elif "cachePoint" not in block:  # a cache point is a cache hint, as Anthropic's cache_control is
+            bag.add("hosted", next(iter(block), "?"))  # guardContent, citationsContent, video...
 
 
 def bedrock_request(body: dict[str, Any]) -> Content:

@@ -597,3 +597,28 @@ def test_a_converse_stream_keeps_a_server_tools_result() -> None:
     for name, payload in bedrock_stream.response_to_events(acc.finish()):
         again.feed_event(name, payload)
     assert again.response()["output"] == acc.response()["output"]
+
+
+def test_a_converse_cache_point_is_anthropics_cache_control_and_back() -> None:
+    converse = {
+        "system": [{"text": "You answer from the manual."}, {"cachePoint": {"type": "default"}}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"text": "The manual: ..."}, {"cachePoint": {"type": "default"}}, {"text": "Q?"}],
+            }
+        ],
+        "inferenceConfig": {"maxTokens": 100},
+    }
+    anthropic = convert(converse, from_="bedrock", to="anthropic").data
+    assert anthropic["system"] == [
+        {"type": "text", "text": "You answer from the manual.", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert anthropic["messages"][0]["content"] == [
+        {"type": "text", "text": "The manual: ...", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "Q?"},
+    ]
+    assert convert(anthropic, from_="anthropic", to="bedrock").data == converse
+    for target in ("openai-chat", "openai-responses", "gemini", "ollama"):  # they cache on their own
+        result = convert(converse, from_="bedrock", to=target)
+        assert "cachePoint" not in json.dumps(result.data) and "a cache point" in lost(result), target

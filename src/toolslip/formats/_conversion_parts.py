@@ -66,6 +66,7 @@ def _named(plan: Plan, messages: list[Message]) -> list[Message]:
 def message_for(plan: Plan, message: Message, path: str) -> Message:
     if plan.same:
         return message
+    message = _cache_marks(plan, message, path)
     unread: dict[str, list[str]] = {}
     for key in unstash(message.extra, plan.source).get("unread", ()):
         head = key.split(".", 1)[0] if key.startswith("parts[") else ""
@@ -88,6 +89,45 @@ def message_for(plan: Plan, message: Message, path: str) -> Message:
     if name == message.name and len(parts) == len(message.parts) and all(map(operator.is_, parts, message.parts)):
         return message
     return replace(message, parts=tuple(parts), name=name)
+
+
+def _cache_marks(plan: Plan, message: Message, path: str) -> Message:
+    """Prompt-cache marks: a Converse ``cachePoint`` block marks the end of what to cache, as Anthropic's
+    ``cache_control`` on the block before it does; each is written as the other. Other targets cache prompts
+    on their own, so a cache point is left out there (reported: the answer is the same without it)."""
+    if plan.source == "anthropic" and plan.target == "bedrock":
+        kept = unstash(message.extra, "anthropic").get("parts", {})
+        marked = {int(k) for k, v in kept.items() if isinstance(v, dict) and v.get("cache_control")}
+        if not marked:
+            return message
+        parts: list[Part] = []
+        for j, part in enumerate(message.parts):
+            parts.append(part)
+            if j in marked:
+                parts.append(ProviderPart(format="bedrock", data={"cachePoint": {"type": "default"}}))
+        return replace(message, parts=tuple(parts))
+    if plan.source != "bedrock" or plan.target == "bedrock":
+        return message
+    points = {j for j, p in enumerate(message.parts) if type(p) is ProviderPart and "cachePoint" in p.data}
+    if not points:
+        return message
+    parts, marks = [], {}
+    for j, part in enumerate(message.parts):
+        if j not in points:
+            parts.append(part)
+        elif plan.target == "anthropic" and parts:
+            marks[str(len(parts) - 1)] = {"cache_control": {"type": "ephemeral"}}
+        else:
+            plan.note(
+                f"{path}.parts[{j}]",
+                "a cache point (a prompt-cache hint; the answer is the same without it)",
+                "left out",
+            )
+    extra = dict(message.extra)
+    if marks:
+        kept = unstash(extra, "anthropic")
+        extra["anthropic"] = {**kept, "shape": "list", "parts": {**kept.get("parts", {}), **marks}}
+    return replace(message, parts=tuple(parts), extra=extra)
 
 
 def _joined(plan: Plan, parts: list[Part], path: str) -> None:

@@ -33,6 +33,7 @@ responses.
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
@@ -186,13 +187,7 @@ def _request(plan: Plan, request: Request, *, defaults: bool = True) -> Request:
     settings = request.settings
     if not plan.same:
         if not plan.family or plan.target == "openai-functions":  # functions[] holds functions only
-            kept = []
-            for i, tool in enumerate(extra_tools):
-                kind = tool.get("type") or next(iter(tool), "?")  # Gemini's built-in tools have no "type"
-                what = f"{plan.source} tool declaration {str(kind)!r}"
-                if plan.cannot(f"extra_tools[{i}]", what):
-                    kept.append(tool)  # pragma: no cover - a declaration has no text to mark it with
-            extra_tools = tuple(kept)
+            extra_tools = _extra_tools(plan, extra_tools)
         settings = unsaid_stream(plan, request.settings, translate_settings(plan, settings), defaults)
     if plan.target == "openai-responses" and settings.stop:
         plan.cannot("settings.stop", "stop sequences")
@@ -229,6 +224,21 @@ def _request(plan: Plan, request: Request, *, defaults: bool = True) -> Request:
     return replace(
         request, messages=tuple(messages), tools=tools, extra_tools=extra_tools, settings=settings, output=output
     )
+
+
+def _extra_tools(plan: Plan, extra_tools: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
+    """Hosted and server tool declarations, which only their own provider runs: reported and left out."""
+    kept = []
+    for i, tool in enumerate(extra_tools):
+        if "cachePoint" in tool and plan.source == "bedrock":  # the end of the tools to cache
+            what = "a cache point after the tools (a prompt-cache hint; the answer is the same without it)"
+            plan.note(f"extra_tools[{i}]", what, "left out")
+            continue
+        kind = tool.get("type") or next(iter(tool), "?")  # Gemini's built-in tools have no "type"
+        what = f"{plan.source} tool declaration {str(kind)!r}"
+        if plan.cannot(f"extra_tools[{i}]", what):
+            kept.append(tool)  # pragma: no cover - a declaration has no text to mark it with
+    return tuple(kept)
 
 
 def _output(
