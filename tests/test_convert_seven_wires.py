@@ -622,3 +622,31 @@ def test_a_converse_cache_point_is_anthropics_cache_control_and_back() -> None:
     for target in ("openai-chat", "openai-responses", "gemini", "ollama"):  # they cache on their own
         result = convert(converse, from_="bedrock", to=target)
         assert "cachePoint" not in json.dumps(result.data) and "a cache point" in lost(result), target
+
+
+def test_the_vercel_ai_sdks_named_result_is_read_as_the_tools_output() -> None:
+    from toolslip.formats import gemini
+    from toolslip.providers.scripted import weather
+
+    output = {"city": "北京", "temp": 28, "unit": "celsius", "desc": "cloudy"}
+    body = {  # what @ai-sdk/google sends back after a get_weather call
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather in Beijing?"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "北京"}}}]},
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "functionResponse": {
+                            "name": "get_weather",
+                            "response": {"name": "get_weather", "content": output},
+                        }
+                    }
+                ],
+            },
+        ]
+    }
+    assert convert(body, from_="gemini", to="gemini").data == body
+    chat = convert(body, from_="gemini", to="openai-chat").data
+    assert json.loads(chat["messages"][-1]["content"]) == output
+    assert weather(gemini.request_from_wire(body)) == "It is 28 °C and cloudy in 北京: no coat needed."

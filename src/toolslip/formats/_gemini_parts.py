@@ -10,7 +10,8 @@
   part and must go back verbatim; it means nothing to another provider, so ``toolslip.convert`` reports it.
 - ``functionResponse.response`` must be an object. The rule, both ways: ``{"output": text}`` is a result
   whose content is ``text``, ``{"error": text}`` one with ``is_error``; ``{"output": {...}}`` (Google's
-  documented key around an object) one whose content is the inner object's JSON text; any other object
+  documented key around an object) one whose content is the inner object's JSON text, as is the Vercel AI
+  SDK's ``{"name": tool, "content": output}`` (written back the same way); any other object
   is a result whose content is that object's JSON text (kept as an object, so it goes back as it came).
   Images and files in ``functionResponse.parts`` (Gemini 3's multimodal results) follow the text in the
   result's content.
@@ -185,7 +186,7 @@ def _call(fc: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
 
 
 def _result(fr: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
-    text, is_error = _unwrap(fr["response"], kept) if "response" in fr else ("", False)
+    text, is_error = _unwrap(fr["response"], kept, fr.get("name")) if "response" in fr else ("", False)
     call_id = text_or_none(fr.get("id"), f"{where}.id")
     if call_id is None:
         kept[MADE_UP] = True
@@ -217,8 +218,12 @@ def _result_media(raw: object, where: str, kept: Json) -> tuple[Image | File, ..
     return tuple(media)
 
 
-def _unwrap(response: object, kept: Json) -> tuple[str, bool]:
+def _unwrap(response: object, kept: Json, name: object = None) -> tuple[str, bool]:
     """A ``functionResponse.response`` as (content, is_error): the wrap rule of the module doc, read."""
+    if isinstance(response, dict) and response.keys() == {"name", "content"} and response["name"] == name:
+        inner = response["content"]  # the Vercel AI SDK's {"name": tool, "content": output}: the output is it
+        kept["~named"] = "text" if isinstance(inner, str) else "json"
+        return (inner, False) if isinstance(inner, str) else (orjson.dumps(inner).decode(), False)
     if isinstance(response, dict) and len(response) == 1:
         ((key, value),) = response.items()
         if isinstance(value, str):
@@ -472,6 +477,12 @@ def _result_to_wire(result: ToolResult, kept: Mapping[str, Any], calls: _Calls) 
 def _wrap(result: ToolResult, kept: Mapping[str, Any]) -> Any:
     """The ``functionResponse.response`` object for a result (the wrap rule of the module doc)."""
     text = result.text
+    if kept.get("~named"):
+        try:
+            inner = orjson.loads(text) if kept["~named"] == "json" else text
+        except orjson.JSONDecodeError:
+            inner = text  # the content was changed since it was read
+        return {"name": result.name, "content": inner}
     if kept.get("~json"):
         try:
             return {kept["~json"]: orjson.loads(text)}
