@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.messages import Settings, UseTool
 from ._conversion_plan import URL_MODEL, Plan
-from ._gemini_parts import camel
+from ._gemini_media import camel
 from ._knob_values import DEFAULTS, from_format, to_format
 from ._wire import EMPTY_VALUES
 

@@ -43,6 +43,8 @@ from ..core.messages import (
     ToolCall,
     ToolResult,
 )
+from ._gemini_media import SNAKE as _SNAKE
+from ._gemini_media import camel, media_back, media_from_wire, media_to_wire, result_media, snake
 from ._pairing import MADE_UP, Pairing, history_call_id
 from ._wire import BOOKKEEPING, EMPTY, EMPTY_VALUES, Json, leftover, need, obj, seq, text_or_none, unstash
 
@@ -51,34 +53,6 @@ NAME = "gemini"
 _ROLES: dict[str, Role] = {"model": "assistant", "user": "user", "function": "user"}
 _CALL_KEYS = frozenset({"name", "args", "id"})
 _RESULT_KEYS = frozenset({"name", "response", "id"})
-_SNAKE = "~snake"
-"""Stash key: the keys of a wire object that were spelled in snake_case."""
-
-
-def camel(data: Json) -> tuple[Json, list[str]]:
-    """``data`` with its snake_case keys in camelCase, and the keys that were snake_case."""
-    if not any("_" in key for key in data):  # the usual case
-        return data, []
-    out: Json = {}
-    snake: list[str] = []
-    for key, value in data.items():
-        if "_" in key.strip("_"):
-            head, *rest = key.split("_")
-            name = head + "".join(word[:1].upper() + word[1:] for word in rest)
-            if name not in data:
-                out[name] = value
-                snake.append(key)
-                continue
-        out[key] = value
-    return out, snake
-
-
-def snake(out: Json, keys: Sequence[str] | None) -> Json:
-    """``out`` with the keys read from snake_case (see :func:`camel`) spelled as they were."""
-    if not keys:
-        return out
-    back = {camel({key: None})[0].popitem()[0]: key for key in keys}
-    return {back.get(key, key): value for key, value in out.items()}
 
 
 # --- reading ----------------------------------------------------------------------------------------
@@ -112,57 +86,10 @@ def _part(data: Json, where: str, kept: Json) -> tuple[Part | None, frozenset[st
         return _call(obj(data["functionCall"], f"{where}.functionCall"), f"{where}.functionCall", kept)
     if "functionResponse" in data:
         return _result(obj(data["functionResponse"], f"{where}.functionResponse"), f"{where}.functionResponse", kept)
-    inline = _inner(data.get("inlineData"), kept)
-    if isinstance(inline, dict) and inline.keys() == {"mimeType", "data"}:
-        mime, payload = inline["mimeType"], inline["data"]
-        if isinstance(mime, str) and isinstance(payload, str):
-            standard = standard_base64(payload)
-            if standard != payload:
-                kept["~base64"] = payload
-            media: Part = (
-                Image(media_type=mime, data=standard)
-                if mime.startswith("image/")
-                else File(media_type=mime, data=standard)
-            )
-            return media, frozenset({"inlineData"})
-    linked = _inner(data.get("fileData"), kept)
-    if isinstance(linked, dict) and linked.keys() == {"mimeType", "fileUri"}:
-        mime, uri = linked["mimeType"], linked["fileUri"]
-        if isinstance(mime, str) and isinstance(uri, str):
-            media = Image(media_type=mime, url=uri) if mime.startswith("image/") else File(media_type=mime, url=uri)
-            return media, frozenset({"fileData"})
-    return None, frozenset()
-
-
-def _inner(value: object, kept: Json) -> object:
-    """A media object with its snake_case keys (``mime_type``, ``file_uri``) read as camelCase; the keys
-    that were snake_case are kept so they are written back as they were."""
-    if not isinstance(value, dict):
-        return value
-    value, snaked = camel(value)
-    if snaked:
-        kept["~inner"] = snaked
-    return value
-
-
-def standard_base64(data: str) -> str:
-    """``data`` in the standard base64 alphabet, padded: google-genai sends bytes URL-safe (``-``, ``_``),
-    which Anthropic, Converse, OpenAI and Ollama do not read."""
-    if "-" not in data and "_" not in data and len(data) % 4 == 0:
-        return data
-    return data.replace("-", "+").replace("_", "/") + "=" * (-len(data) % 4)
-
-
-def _media_back(wire: Json, kept: Mapping[str, Any]) -> Json:
-    """A media part spelled as it was read: its inner snake_case keys and its URL-safe bytes."""
-    key = next(iter(wire))
-    inner = wire[key]
-    if key not in ("inlineData", "fileData") or not isinstance(inner, dict):
-        return wire
-    original = kept.get("~base64")
-    if original is not None and inner.get("data") == standard_base64(original):
-        inner = {**inner, "data": original}
-    return {key: snake(inner, kept.get("~inner")), **{k: v for k, v in wire.items() if k != key}}
+    media = media_from_wire(data, kept)
+    if media is None:
+        return None, frozenset()
+    return media, frozenset({"inlineData" if media.data is not None else "fileData"})
 
 
 def _call(fc: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
@@ -190,7 +117,7 @@ def _result(fr: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
     call_id = text_or_none(fr.get("id"), f"{where}.id")
     if call_id is None:
         kept[MADE_UP] = True
-    media = _result_media(fr.get("parts"), f"{where}.parts", kept)
+    media = result_media(fr.get("parts"), kept)
     known = _RESULT_KEYS | {"parts"} if media else _RESULT_KEYS
     if not fr.keys() <= known:
         kept["~result"] = leftover(fr, known)  # willContinue, scheduling...
@@ -199,23 +126,6 @@ def _result(fr: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
     content: str | tuple[ResultPart, ...] = ((Text(text=text),) if text else ()) + media if media else text
     result = ToolResult(call_id=call_id or "", content=content, is_error=is_error, name=need(fr, "name", where))
     return result, frozenset({"functionResponse"})
-
-
-def _result_media(raw: object, where: str, kept: Json) -> tuple[Image | File, ...]:
-    """The images and files of a multimodal ``functionResponse.parts`` (Gemini 3), or ``()`` when the list
-    holds anything else (then it is kept verbatim, and reported where it cannot go)."""
-    if not isinstance(raw, list) or not raw:
-        return ()
-    media: list[Image | File] = []
-    part_kept: list[Json] = []
-    for j, item in enumerate(raw):
-        part, inner = part_from_wire(item, f"{where}[{j}]")
-        if not isinstance(part, (Image, File)) or not inner.keys() <= {"~base64", "~inner", _SNAKE}:
-            return ()
-        media.append(part)
-        part_kept.append(inner)
-    kept["~parts"] = part_kept
-    return tuple(media)
 
 
 def _unwrap(response: object, kept: Json, name: object = None) -> tuple[str, bool]:
@@ -408,7 +318,7 @@ def parts_to_wire(parts: Sequence[Part], part_kept: Mapping[str, Any], calls: _C
             continue
         if kept:
             if "~base64" in kept or "~inner" in kept:
-                wire = _media_back(wire, kept)
+                wire = media_back(wire, kept)
             extras = {k: v for k, v in kept.items() if k[:1] != "~"}
             wire = snake({**wire, **extras}, kept.get(_SNAKE))
         out.append(wire)
@@ -462,12 +372,12 @@ def _result_to_wire(result: ToolResult, kept: Mapping[str, Any], calls: _Calls) 
         out["id"] = result.call_id
     if not kept.get("~noresponse") or result.text or result.is_error:
         out["response"] = _wrap(result, kept)
-    media = [p for p in result.content if type(p) is Image or type(p) is File] if result.content else []
-    if media and not isinstance(result.content, str):
+    media = [p for p in result.content if isinstance(p, (Image, File))] if not isinstance(result.content, str) else []
+    if media:
         part_kept = kept.get("~parts") or ()
         out["parts"] = [
-            snake(_media_back(wire, part_kept[k]), part_kept[k].get(_SNAKE)) if k < len(part_kept) else wire
-            for k, wire in enumerate(media_to_wire(p) for p in media)  # type: ignore[arg-type]  # Image or File
+            snake(media_back(wire, part_kept[k]), part_kept[k].get(_SNAKE)) if k < len(part_kept) else wire
+            for k, wire in enumerate(media_to_wire(p) for p in media)
             if wire is not None
         ]
     inner = kept.get("~result")
@@ -504,12 +414,3 @@ def reasoning_to_wire(reasoning: Reasoning) -> Json | None:
     if reasoning.signature is not None and reasoning.source == NAME:
         out["thoughtSignature"] = reasoning.signature
     return out
-
-
-def media_to_wire(media: Image | File) -> Json | None:
-    """``inlineData`` for inline bytes, ``fileData`` for a URL; ``None`` for another provider's file id."""
-    if media.data is not None:
-        return {"inlineData": {"mimeType": media.media_type, "data": media.data}}
-    if media.url is not None:
-        return {"fileData": {"mimeType": media.media_type, "fileUri": media.url}}
-    return None

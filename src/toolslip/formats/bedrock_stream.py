@@ -138,12 +138,12 @@ class Accumulator(JsonStream):
             return [ArgsChunk(index=block.call_index, text=piece)] if piece and block.call_index is not None else []
         pieces = delta.get("toolResult")
         if isinstance(pieces, list):  # a server tool's result (web grounding...), in text and JSON pieces
-            held: list[Json] = block.data.setdefault("toolResult", {}).setdefault("content", [])
+            content: list[Json] = block.data.setdefault("toolResult", {}).setdefault("content", [])
             for piece in pieces:
-                if isinstance(piece, dict) and isinstance(piece.get("text"), str) and held and "text" in held[-1]:
-                    held[-1] = {"text": held[-1]["text"] + piece["text"]}
+                if isinstance(piece, dict) and isinstance(piece.get("text"), str) and content and "text" in content[-1]:
+                    content[-1] = {"text": content[-1]["text"] + piece["text"]}
                 elif isinstance(piece, dict):
-                    held.append(dict(piece))
+                    content.append(dict(piece))
             return []
         reasoning = delta.get("reasoningContent")
         if isinstance(reasoning, dict):

@@ -31,8 +31,9 @@ from typing import Any
 
 from ..core.errors import FormatError
 from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
+from ._gemini_media import camel, snake
 from ._gemini_parts import NAME as NAME  # re-exported: the format module's public names
-from ._gemini_parts import _Calls, _content_to_wire, camel, content_from_wire, snake, system_to_wire
+from ._gemini_parts import _Calls, _content_to_wire, content_from_wire, system_to_wire
 from ._gemini_parts import messages_from_wire as messages_from_wire
 from ._gemini_parts import messages_to_wire as messages_to_wire
 from ._memo import RecentMemo
