@@ -222,6 +222,9 @@ def _file(plan: Plan, file: File, where: str, *, in_result: bool) -> File | Text
         how = "by reference" if file.data is None else (file.media_type or "typeless")
         problem = f"a file ({how}; Converse documents are inline pdf, csv, doc(x), xls(x), html, txt or md)"
     if problem is None:
+        if target == "anthropic" and file.media_type.startswith("text/") and file.media_type != "text/plain":
+            what = f"the {file.media_type} type of a text file (Anthropic takes text as a plain-text document)"
+            plan.note(f"{where}.media_type", what, "sent as text/plain")
         if target == "openai-responses" and file.data is None and file.url is not None and file.media_type:
             what = f"the {file.media_type} type of a file by URL (Responses' input_file has no type field)"
             plan.note(f"{where}.media_type", what, "left to the service to tell")

@@ -69,6 +69,8 @@ def _thinking_to_gemini(thinking: Any) -> Any:
 
 
 def _thinking_from_gemini(config: Any) -> Any:
+    if isinstance(config, Mapping) and config.get("includeThoughts") is False:
+        config = {k: v for k, v in config.items() if k != "includeThoughts"}  # the default: no thoughts back
     if config == {"thinkingBudget": 0}:
         return _DISABLED
     if not isinstance(config, Mapping) or config.keys() != {"thinkingBudget", "includeThoughts"}:
