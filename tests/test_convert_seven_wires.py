@@ -650,3 +650,32 @@ def test_the_vercel_ai_sdks_named_result_is_read_as_the_tools_output() -> None:
     chat = convert(body, from_="gemini", to="openai-chat").data
     assert json.loads(chat["messages"][-1]["content"]) == output
     assert weather(gemini.request_from_wire(body)) == "It is 28 °C and cloudy in 北京: no coat needed."
+
+
+def test_a_csv_file_reaches_anthropic_as_a_plain_text_document() -> None:
+    import base64
+
+    csv = "city,temp\nParis,24\n"
+    gemini = {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [{"inlineData": {"mimeType": "text/csv", "data": base64.b64encode(csv.encode()).decode()}}],
+            }
+        ]
+    }
+    result = convert(gemini, from_="gemini", to="anthropic")
+    assert result.data["messages"][0]["content"][0]["source"] == {
+        "type": "text",
+        "media_type": "text/plain",
+        "data": csv,
+    }
+    assert "the text/csv type of a text file" in lost(result)
+
+
+def test_include_thoughts_false_beside_a_zero_budget_is_thinking_disabled() -> None:
+    gemini = {
+        "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+        "generationConfig": {"thinking_config": {"include_thoughts": False, "thinking_budget": 0}},
+    }
+    assert convert(gemini, from_="gemini", to="anthropic").data["thinking"] == {"type": "disabled"}
