@@ -754,7 +754,7 @@ def gemini_request(body: dict[str, Any]) -> Content:
     ):
         if generation[key] not in (None, [], {}, ""):
             bag.add("field", _GEMINI_KNOBS.get(key, f"generationConfig.{key}"))
-    _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})
+    _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model"})
     return bag.c
 
 

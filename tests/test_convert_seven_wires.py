@@ -679,3 +679,15 @@ def test_include_thoughts_false_beside_a_zero_budget_is_thinking_disabled() -> N
         "generationConfig": {"thinking_config": {"include_thoughts": False, "thinking_budget": 0}},
     }
     assert convert(gemini, from_="gemini", to="anthropic").data["thinking"] == {"type": "disabled"}
+
+
+def test_a_model_named_in_a_gemini_body_is_the_requests_model() -> None:
+    gemini = {  # as the Go SDK sends it (recorded in tests/data/real_traffic/google_aws_ollama/langchaingo)
+        "model": "models/gemini-2.0-flash",
+        "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+    }
+    assert convert(gemini, from_="gemini", to="gemini").data == gemini
+    assert convert(gemini, from_="gemini", to="openai-chat").data["model"] == "gemini-2.0-flash"
+    ollama = {"model": "llama3", "messages": [{"role": "user", "content": "Hi"}], "keep_alive": "10m", "stream": False}
+    result = convert(ollama, from_="ollama", to="openai-chat")  # how long Ollama keeps a model loaded
+    assert "keep_alive" not in result.data and "keep_alive" in lost(result)

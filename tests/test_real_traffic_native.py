@@ -1,5 +1,5 @@
 """Recorded Gemini, Bedrock Converse and Ollama traffic (``tests/data/real_traffic/google_aws_ollama``, from
-fourteen public projects; nobody here wrote it) goes through the checks the other recorded traffic goes
+fifteen public projects; nobody here wrote it) goes through the checks the other recorded traffic goes
 through: every body reads and writes back as the same JSON, and every conversion among the seven formats
 runs, and says what it lost, counted by ``_traffic_content`` (which imports nothing from toolslip).
 """
@@ -48,7 +48,7 @@ BODIES = [
 
 
 def test_the_corpus_holds_all_three_formats_with_tool_traffic() -> None:
-    assert len(RECORDS) == 617, len(RECORDS)
+    assert len(RECORDS) == 639, len(RECORDS)
     seen: Counter[tuple[str, str, str]] = Counter()
     for _, fmt, what, body in BODIES:
         found = content(fmt, what, body)
@@ -70,7 +70,7 @@ def test_identity_gives_back_the_same_json() -> None:
             continue
         if _canon(out.data) != _canon(body) or out.lost:
             failures.append(f"{rid} {what}: not the same JSON back (lost: {list(map(str, out.lost))[:2]})")
-    assert len(BODIES) == 1037
+    assert len(BODIES) == 1068
     assert not failures, f"{len(failures)} failures, first: {failures[:10]}"
 
 

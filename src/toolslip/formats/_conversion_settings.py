@@ -135,8 +135,8 @@ def translate_settings(plan: Plan, settings: Settings) -> Settings:
     extra: dict[str, Any] = {}
     max_tokens = settings.max_tokens
     for key, value in settings.extra.items():
-        if _said_elsewhere(key, value, settings):
-            continue
+        if _said_elsewhere(key, value, settings) or (key == "model" and plan.source == "gemini"):
+            continue  # (a model Gemini's body names is the request's model, written where the target names it)
         anyway = _said_anyway(plan.target, key, value)
         if anyway is not None:
             plan.note(f"settings.extra.{key}", *anyway)
@@ -189,6 +189,8 @@ def _said_anyway(target: str, key: str, value: Any) -> tuple[str, str] | None:
     if key == "stream_options" and value == {"include_usage": True} and target in _USAGE_IN_EVERY_STREAM:
         what = f"request field 'stream_options' (include_usage: {target} streams always report usage at their end)"
         return what, "left out"
+    if key == "keep_alive" and target != "ollama":
+        return "request field 'keep_alive' (how long Ollama keeps the model loaded; the answer is the same)", "left out"
     if key == "cache_control" and isinstance(value, Mapping) and value.get("type") == "ephemeral":
         # Anthropic's automatic caching: a hint for its prompt cache, as a block's cache_control is.
         return "request field 'cache_control' (a prompt-cache hint; the answer is the same without it)", "left out"

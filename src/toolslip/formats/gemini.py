@@ -307,8 +307,9 @@ def request_from_wire(body: object) -> Request:
         stop=stop,
         extra=extra,
     )
+    named = extra.get("model")  # the Go SDK also names the model in the body ("models/gemini-2.0-flash")
     return Request(
-        model="",
+        model=named.removeprefix("models/") if isinstance(named, str) else "",
         messages=tuple(messages_from_wire(data.get("contents") or [], data.get("systemInstruction"))),
         tools=tuple(tools),
         settings=settings,
