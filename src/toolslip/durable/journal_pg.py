@@ -183,8 +183,13 @@ _TRANSIENT = (
 
 
 def redacted(url: str) -> str:
-    """``url`` without its password, for messages and listings."""
-    parts = urllib.parse.urlsplit(url)
+    """``url`` without its password, for messages and listings (a malformed URL: up to its ``@``)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError for a port that is no number)
+    except ValueError:
+        scheme, _, rest = url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}" if "@" in rest else url
     if parts.password is None:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
@@ -218,6 +223,7 @@ class PostgresStore:
         if statement_timeout is not None:
             options["options"] = f"-c statement_timeout={int(statement_timeout * 1000)}"
         wait = max(1.0, min(5.0, retry_for))  # for a free connection, or a new one while the server is away
+        _probe(url, self.path)  # a wrong URL or an unreachable server: its cause in one sentence, at once
         self.pool = ConnectionPool(
             url, min_size=1, max_size=pool_size, kwargs=options, open=False, name="toolslip-journal", timeout=wait
         )
@@ -531,6 +537,53 @@ def _holder_of(row: tuple[Any, ...], now: float) -> Holder:
     )
 
 
+_PROBE_TIMEOUT = 3
+"""Seconds the first connection may take: a server that does not answer by then is named unreachable."""
+
+# libpq's words for the causes a person can fix, and the sentence that names each.
+_CAUSES = (
+    ("password authentication failed", "wrong password (or user) for it"),
+    ("no password supplied", "the server asks for a password and the URL has none"),
+    ("does not exist", "{reason}"),
+    ("connection refused", "nothing listens there (connection refused: is the server running, on that port?)"),
+    ("could not translate host name", "its host name does not resolve (DNS: {reason})"),
+    ("name or service not known", "its host name does not resolve (DNS: {reason})"),
+    ("timeout expired", f"the server did not answer within {_PROBE_TIMEOUT} s"),
+    ("no such file or directory", "there is no server socket in that folder (is the server running?)"),
+    ("servname not supported", "its port is not a number"),
+)
+
+
+def _probe(url: str, where: str) -> None:
+    """Connect once, directly, so that a bad URL or an unreachable server is a :class:`ConfigError` naming
+    its cause within seconds; the pool would retry for ``retry_for`` and then say only that it timed out."""
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        why = _reason(exc).partition(" in URI")[0]  # libpq repeats the URL, password and all
+        raise ConfigError(f"the run journal URL {where} is malformed: {why}") from None
+    try:
+        psycopg.connect(url, connect_timeout=_PROBE_TIMEOUT, autocommit=True).close()
+    except psycopg.Error as exc:
+        raise ConfigError(f"cannot open the run journal {where}: {_cause(exc)}") from None
+
+
+def _cause(exc: BaseException) -> str:
+    reason = " ".join(str(exc).split())  # libpq's message spans lines (one per address it tried)
+    reason = reason.rstrip(".").replace("connection failed: ", "")
+    lowered = reason.lower()
+    for words, sentence in _CAUSES:
+        if words in lowered:
+            return sentence.format(reason=_last_clause(reason))
+    return reason
+
+
+def _last_clause(reason: str) -> str:
+    """libpq's ``connection to server at "h" (::1), port 5432 failed: FATAL:  database "x" does not exist``
+    without the address part, which the URL already says."""
+    return reason.rpartition(" failed: ")[2].removeprefix("FATAL: ").strip()
+
+
 def _reason(exc: BaseException) -> str:
     """The first line of a driver error, as a clause."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -549,6 +602,10 @@ def _failure(where: str, what: str, run_id: str, exc: BaseException, waited: flo
         why = _reason(exc)
     if not run_id:
         return f"the run journal {where} failed while {what}: {why}"
+    if what == "writing its start entry":  # nothing of the run is journaled: there is nothing to resume
+        return (
+            f"the run journal {where} failed while {what} for run {run_id}: {why}; the run did not start: run it again"
+        )
     return (
         f"the run journal {where} failed while {what} for run {run_id}: {why}; "
         f"the run stops here, and `toolslip resume {run_id}` continues it from what was written"
