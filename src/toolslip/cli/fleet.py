@@ -145,7 +145,7 @@ def handle_submit(args: argparse.Namespace) -> int:
         model = f"{os.path.abspath(path)}:{name}"
     make_agent = CliAgent(tools, model, args.max_steps, args.approve)
     policy = Policy(attempts=args.attempts)
-    out: TextIO = open(args.out, "a", encoding="utf-8") if args.out else sys.stdout  # noqa: SIM115
+    out: TextIO = open(args.out, "a", encoding="utf-8") if args.out else sys.stdout
     counts: collections.Counter[str] = collections.Counter()
     progress = _Progress(len(runs))
     try:
@@ -210,8 +210,9 @@ def _cluster_line(address: str) -> str:
     try:
         import ray
 
-        nodes = [n for n in ray.nodes() if n.get("Alive")]
-        total, free = ray.cluster_resources().get("CPU", 0), ray.available_resources().get("CPU", 0)
+        nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]  # Ray leaves these untyped
+        total = ray.cluster_resources().get("CPU", 0)  # type: ignore[no-untyped-call]
+        free = ray.available_resources().get("CPU", 0)  # type: ignore[no-untyped-call]
     finally:
         disconnect()
     return f"cluster {address}: {len(nodes)} nodes alive, {total - free:g} of {total:g} CPUs busy"
