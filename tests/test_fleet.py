@@ -12,9 +12,12 @@ transfer may reach the ledger twice, and the calls the policy left undone must b
 from __future__ import annotations
 
 import collections
+import json
 import os
 import random
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -186,3 +189,72 @@ def test_a_ray_fleet_finishes_every_run_once_through_node_kills(
         f"resumed {sum(o.resumes for o in outcomes.values())} times; {len(paid)} transfers each in the ledger once; "
         f"left undone: {sorted(undone)} (missing from the ledger: {sorted(missing)})"
     )
+
+
+TOOLS = """
+from pathlib import Path
+import time
+from _fleet_tools import bank_transfer
+from toolslip import RunContext, tool
+
+LEDGER = Path(__file__).with_name("ledger.url").read_text()
+
+
+@tool(effects="side_effect")
+def transfer(ctx: RunContext, reference: str) -> str:
+    \"\"\"Move money.\"\"\"
+    bank_transfer(LEDGER, reference)
+    time.sleep(0.3)
+    return f"sent {reference}"
+"""
+MODEL = """
+from toolslip.testing import FunctionModel, call
+
+
+def script(request):
+    run = request.messages[0].text.split()[-1]
+    turns = [call("transfer", reference=f"{run}-{leg}") for leg in "ab"]
+    return [*turns, "all paid"][sum(m.role == "assistant" for m in request.messages)]
+
+
+model = FunctionModel(script)
+"""
+
+
+def test_a_driver_killed_mid_batch_and_started_again_finishes_it_from_the_journal(
+    cluster: Cluster, postgres: PostgresServer, tmp_path: Path
+) -> None:
+    url = fresh_postgres(postgres)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(_fleet_tools.LEDGER)
+    (tmp_path / "ledger.url").write_text(url)
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "pay.jsonl").write_text("".join(f'"pay r{i}"\n' for i in range(16)))
+    out = tmp_path / "outcomes.jsonl"
+    argv = [sys.executable, "-m", "toolslip.cli", "fleet", "submit", "pay.jsonl", "tools.py"]
+    argv += ["--model", "model.py:model", "--journal", url, "--address", cluster.address, "--out", str(out)]
+    argv += ["--approve", "yes", "--rerun-interrupted", "no", "--concurrency", "3"]
+    with subprocess.Popen(argv, cwd=tmp_path, stderr=subprocess.DEVNULL) as driver:
+        deadline = time.monotonic() + 60
+        while not out.exists() or len(out.read_text().splitlines()) < 4:
+            assert driver.poll() is None and time.monotonic() < deadline, "the first driver did not get going"
+            time.sleep(0.1)
+        driver.kill()
+    first = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(first) < 16, "the batch was over before the driver was killed"
+    again = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr[-2000:]
+    outcomes = [json.loads(line) for line in out.read_text().splitlines()][len(first) :]
+    assert sorted(o["run_id"] for o in outcomes) == [f"pay-{n:05}" for n in range(1, 17)]
+    assert all(o["outcome"] == "completed" for o in outcomes), outcomes
+    assert {o["run_id"] for o in outcomes if o["from_journal"]} >= {o["run_id"] for o in first}
+    assert "fleet: 16/16 runs over (16 completed)" in again.stderr
+    with psycopg.connect(url, autocommit=True) as conn:
+        paid = [reference for (reference,) in conn.execute("SELECT reference FROM ledger")]
+    assert not [r for r, n in collections.Counter(paid).items() if n > 1], paid
+    store = PostgresStore(url)
+    undone = set().union(*left_undone(store, [o["run_id"] for o in outcomes]).values())
+    store.close()
+    missing = {f"r{n}-{leg}" for n in range(16) for leg in "ab"} - set(paid)
+    assert missing <= undone, f"missing from the ledger and not reported as left undone: {missing - undone}"
