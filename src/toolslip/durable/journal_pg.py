@@ -76,6 +76,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..core.effects import is_side_effecting, parse_effects
 from ..core.errors import ConfigError, JournalError, RunBusy
+from .journal_pg_connect import first_line as _reason
+from .journal_pg_connect import probe
 from .journal_store import FINISHED, Entry, PruneReport, RunSummary, summary_of
 from .lease import _HOST, _NODE, TTL, Holder, Lease, LeaseKeeper, _started, busy_message
 
@@ -223,7 +225,7 @@ class PostgresStore:
         if statement_timeout is not None:
             options["options"] = f"-c statement_timeout={int(statement_timeout * 1000)}"
         wait = max(1.0, min(5.0, retry_for))  # for a free connection, or a new one while the server is away
-        _probe(url, self.path)  # a wrong URL or an unreachable server: its cause in one sentence, at once
+        probe(url, self.path)  # a wrong URL or an unreachable server: its cause in one sentence, at once
         self.pool = ConnectionPool(
             url, min_size=1, max_size=pool_size, kwargs=options, open=False, name="toolslip-journal", timeout=wait
         )
@@ -535,59 +537,6 @@ def _holder_of(row: tuple[Any, ...], now: float) -> Holder:
         renewed_at=now - renewed_age,
         ttl=ttl,
     )
-
-
-_PROBE_TIMEOUT = 3
-"""Seconds the first connection may take: a server that does not answer by then is named unreachable."""
-
-# libpq's words for the causes a person can fix, and the sentence that names each.
-_CAUSES = (
-    ("password authentication failed", "wrong password (or user) for it"),
-    ("no password supplied", "the server asks for a password and the URL has none"),
-    ("does not exist", "{reason}"),
-    ("connection refused", "nothing listens there (connection refused: is the server running, on that port?)"),
-    ("could not translate host name", "its host name does not resolve (DNS: {reason})"),
-    ("name or service not known", "its host name does not resolve (DNS: {reason})"),
-    ("timeout expired", f"the server did not answer within {_PROBE_TIMEOUT} s"),
-    ("no such file or directory", "there is no server socket in that folder (is the server running?)"),
-    ("servname not supported", "its port is not a number"),
-)
-
-
-def _probe(url: str, where: str) -> None:
-    """Connect once, directly, so that a bad URL or an unreachable server is a :class:`ConfigError` naming
-    its cause within seconds; the pool would retry for ``retry_for`` and then say only that it timed out."""
-    try:
-        psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError as exc:
-        why = _reason(exc).partition(" in URI")[0]  # libpq repeats the URL, password and all
-        raise ConfigError(f"the run journal URL {where} is malformed: {why}") from None
-    try:
-        psycopg.connect(url, connect_timeout=_PROBE_TIMEOUT, autocommit=True).close()
-    except psycopg.Error as exc:
-        raise ConfigError(f"cannot open the run journal {where}: {_cause(exc)}") from None
-
-
-def _cause(exc: BaseException) -> str:
-    reason = " ".join(str(exc).split())  # libpq's message spans lines (one per address it tried)
-    reason = reason.rstrip(".").replace("connection failed: ", "")
-    lowered = reason.lower()
-    for words, sentence in _CAUSES:
-        if words in lowered:
-            return sentence.format(reason=_last_clause(reason))
-    return reason
-
-
-def _last_clause(reason: str) -> str:
-    """libpq's ``connection to server at "h" (::1), port 5432 failed: FATAL:  database "x" does not exist``
-    without the address part, which the URL already says."""
-    return reason.rpartition(" failed: ")[2].removeprefix("FATAL: ").strip()
-
-
-def _reason(exc: BaseException) -> str:
-    """The first line of a driver error, as a clause."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text.rstrip(".")
 
 
 def _failure(where: str, what: str, run_id: str, exc: BaseException, waited: float) -> str:
