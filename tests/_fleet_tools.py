@@ -16,16 +16,17 @@ import uuid
 
 import psycopg
 
-from toolslip import Agent, Dedup, Toolbox, tool
+from toolslip import Agent, Dedup, RunContext, Toolbox, tool
 from toolslip.core.errors import ProviderError
 from toolslip.core.messages import Request
 from toolslip.durable.journal import Journal
 from toolslip.testing import FunctionModel, Turn, call
 
-LEDGER = "CREATE TABLE IF NOT EXISTS ledger (reference text NOT NULL, host text NOT NULL, token uuid NOT NULL)"
+LEDGER = """CREATE TABLE IF NOT EXISTS ledger (
+    reference text NOT NULL, host text NOT NULL, token uuid NOT NULL, key text NOT NULL DEFAULT '')"""
 
 
-def bank_transfer(url: str, reference: str) -> None:
+def bank_transfer(url: str, reference: str, key: str = "") -> None:
     """One execution: one ledger row, written exactly once even if the server restarts meanwhile."""
     token = uuid.uuid4()
     for _ in range(400):
@@ -33,8 +34,8 @@ def bank_transfer(url: str, reference: str) -> None:
             with psycopg.connect(url, autocommit=True, connect_timeout=3) as bank:
                 if bank.execute("SELECT 1 FROM ledger WHERE token = %s", (token,)).fetchone() is None:
                     bank.execute(
-                        "INSERT INTO ledger (reference, host, token) VALUES (%s, %s, %s)",
-                        (reference, f"pid-{os.getpid()}", token),
+                        "INSERT INTO ledger (reference, host, token, key) VALUES (%s, %s, %s, %s)",
+                        (reference, f"pid-{os.getpid()}", token, key),
                     )
             return
         except psycopg.OperationalError:
@@ -55,10 +56,10 @@ def make_agent(journal: Journal) -> Agent:
     hang_in = os.environ.get("TOOLSLIP_HANG_IN", "")
 
     @tool(effects="side_effect")
-    def transfer(reference: str) -> str:
-        """Move money; the bank records it once per execution."""
+    def transfer(ctx: RunContext, reference: str) -> str:
+        """Move money; the bank records it once per execution, with the call's idempotency key."""
         time.sleep(0.05)
-        bank_transfer(url, reference)
+        bank_transfer(url, reference, ctx.idempotency_key)
         if reference == hang_in:
             time.sleep(120)  # the test kills this node now
         time.sleep(0.05)

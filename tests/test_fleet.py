@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -77,27 +77,34 @@ def node_inside_the_tool(url: str) -> str | None:
     return holder.host.removeprefix("ray-node-") if holder is not None and holder.alive() else None
 
 
-def killer(cluster: Cluster, url: str, rng: random.Random, stop: threading.Event) -> list[str]:
-    """Kill a node holding a run, KILLS times (the first inside the hanging tool), and add a fresh node each time.
-
-    In the main thread: starting a node sets signal handlers.
-    """
-    kills: list[str] = []
+def killer(
+    cluster: Cluster,
+    url: str,
+    rng: random.Random,
+    stop: threading.Event,
+    kills: int = KILLS,
+    more: Callable[[list[str]], None] = lambda done: None,
+) -> list[str]:
+    """Kill a node holding a run, ``kills`` times (the first inside the hanging tool), adding a fresh node each
+    time; ``more(done)`` after each look, for other faults. In the main thread: starting a node sets signal
+    handlers."""
+    done: list[str] = []
     store = PostgresStore(url)
     try:
-        while not stop.is_set() and len(kills) < KILLS:
+        while not stop.is_set() and len(done) < kills:
             time.sleep(rng.uniform(0.1, 0.4))
+            more(done)
             nodes = {n.node_id[:12]: n for n in cluster.worker_nodes}
             holding = sorted(holding_nodes(store) & set(nodes))
-            target = node_inside_the_tool(url) if not kills else (rng.choice(holding) if holding else None)
+            target = node_inside_the_tool(url) if not done else (rng.choice(holding) if holding else None)
             if target is None or target not in nodes:
                 continue
             cluster.remove_node(nodes[target], allow_graceful=False)  # SIGKILL: raylet, its workers with it
-            kills.append(target)
+            done.append(target)
             cluster.add_node(num_cpus=1)
     finally:
         store.close()
-    return kills
+    return done
 
 
 def left_undone(store: PostgresStore, run_ids: list[str]) -> dict[str, set[str]]:
@@ -122,14 +129,12 @@ def left_undone(store: PostgresStore, run_ids: list[str]) -> dict[str, set[str]]
     return left
 
 
-def test_a_ray_fleet_finishes_every_run_once_through_node_kills(
-    cluster: Cluster, postgres: PostgresServer, capsys: pytest.CaptureFixture[str]
-) -> None:
-    rng = random.Random(SEED)
-    url = fresh_postgres(postgres)
+def run_batch(
+    cluster: Cluster, url: str, run_ids: list[str], chaos: Callable[[threading.Event], list[str]], within: float
+) -> tuple[dict[str, Outcome], list[str]]:
+    """Run the batch on the cluster while ``chaos(stop)`` runs in the main thread; the outcomes and the kills."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(_fleet_tools.LEDGER)
-    run_ids = [f"fleet-{i:03}" + ("-fail" if i % 10 == 3 else "") for i in range(RUNS)]
     policy = Policy(attempts=2, backoff=0.2, ttl=TTL, hosts_by_ray_node=True, lost_workers=8)
     stop = threading.Event()
     outcomes: dict[str, Outcome] = {}
@@ -147,13 +152,17 @@ def test_a_ray_fleet_finishes_every_run_once_through_node_kills(
     with Fleet(url, _fleet_tools.make_agent, concurrency=6, policy=policy, rerun_interrupted=lambda r: False) as fleet:
         driver = threading.Thread(target=drive)
         driver.start()
-        kills = killer(cluster, url, rng, stop)
-        driver.join(150)
-        assert not driver.is_alive(), f"seed {SEED}: {len(outcomes)} of {RUNS} runs ended in 150 s"
+        kills = chaos(stop)
+        driver.join(within)
+        assert not driver.is_alive(), f"seed {SEED}: {len(outcomes)} of {len(run_ids)} runs ended in {within} s"
     assert not errors, errors
+    return outcomes, kills
 
-    where = f"seed {SEED}, nodes killed {kills}"
-    assert len(kills) >= KILLS, f"{where}: only {len(kills)} kills before the batch was done"
+
+def check_batch(
+    url: str, run_ids: list[str], outcomes: dict[str, Outcome], where: str, capsys: pytest.CaptureFixture[str]
+) -> str:
+    """Every run ended as it should, no transfer twice, and what was left undone is what runs/show report."""
     wanted = {r: "failed" if r.endswith("-fail") else "completed" for r in run_ids}
     assert {r: o.outcome for r, o in outcomes.items()} == wanted, where
     assert all(outcomes[r].failed_attempts == 2 for r in run_ids if r.endswith("-fail")), where
@@ -173,7 +182,7 @@ def test_a_ray_fleet_finishes_every_run_once_through_node_kills(
     assert {r: o.not_rerun for r, o in outcomes.items() if o.not_rerun} == {r: len(v) for r, v in left.items()}
 
     capsys.readouterr()
-    assert main(["runs", "--journal", url, "--limit", str(RUNS)]) == 0
+    assert main(["runs", "--journal", url, "--limit", str(len(run_ids))]) == 0
     listed = capsys.readouterr().out
     reported = {  # each run's line, then its message on the next, indented
         run_id: int(n) for run_id, n in re.findall(r"^(fleet-\S+) .*\n +.*?(\d+) not re-run", listed, re.MULTILINE)
@@ -183,12 +192,29 @@ def test_a_ray_fleet_finishes_every_run_once_through_node_kills(
         assert main(["show", run_id, "--journal", url]) == 0
         shown = capsys.readouterr().out
         assert shown.count("(not run again: it may have happened)") == len(left[run_id]), shown
-    print(
+    return (
         f"{where}: {sum(o.outcome == 'completed' for o in outcomes.values())} runs completed, "
         f"{sum(o.outcome == 'failed' for o in outcomes.values())} failed after 2 attempts, "
         f"resumed {sum(o.resumes for o in outcomes.values())} times; {len(paid)} transfers each in the ledger once; "
         f"left undone: {sorted(undone)} (missing from the ledger: {sorted(missing)})"
     )
+
+
+def batch(runs: int) -> list[str]:
+    """Run ids; one run in ten has a model that always fails."""
+    return [f"fleet-{i:03}" + ("-fail" if i % 10 == 3 else "") for i in range(runs)]
+
+
+def test_a_ray_fleet_finishes_every_run_once_through_node_kills(
+    cluster: Cluster, postgres: PostgresServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = random.Random(SEED)
+    url = fresh_postgres(postgres)
+    run_ids = batch(RUNS)
+    outcomes, kills = run_batch(cluster, url, run_ids, lambda stop: killer(cluster, url, rng, stop), within=150)
+    where = f"seed {SEED}, nodes killed {kills}"
+    assert len(kills) >= KILLS, f"{where}: only {len(kills)} kills before the batch was done"
+    print(check_batch(url, run_ids, outcomes, where, capsys))
 
 
 TOOLS = """
