@@ -60,21 +60,26 @@ def cluster() -> Iterator[Cluster]:
 
 def holding_nodes(store: PostgresStore) -> set[str]:
     """Ray node ids (their first 12 characters) whose workers hold a run's lease right now."""
-    return {h.host.removeprefix("ray-node-") for h in store.leases.holders().values() if h.alive()}
+    try:
+        return {h.host.removeprefix("ray-node-") for h in store.leases.holders().values() if h.alive()}
+    except psycopg.OperationalError:  # the chaos test drops connections: look again next time
+        return set()
 
 
 def node_inside_the_tool(url: str) -> str | None:
-    """The Ray node of the worker that hangs inside the transfer HANG_IN, once it has written its row."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT 1 FROM ledger WHERE reference = %s", (HANG_IN,)).fetchone()
-    if row is None:
-        return None
-    store = PostgresStore(url)
+    """The Ray node of the worker that hangs inside the transfer HANG_IN, once it has written its row (its
+    lease judged by the server's clock, as the journal judges it)."""
     try:
-        holder = store.leases.holder(HANG_IN.rsplit("-", 1)[0])
-    finally:
-        store.close()
-    return holder.host.removeprefix("ray-node-") if holder is not None and holder.alive() else None
+        with psycopg.connect(url, autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM ledger WHERE reference = %s", (HANG_IN,)).fetchone() is None:
+                return None
+            row = conn.execute(
+                "SELECT host, now() - renewed_at < ttl * interval '1 second' FROM toolslip.leases WHERE run_id = %s",
+                (HANG_IN.rsplit("-", 1)[0],),
+            ).fetchone()
+    except psycopg.OperationalError:  # the chaos test drops connections: look again next time
+        return None
+    return row[0].removeprefix("ray-node-") if row is not None and row[1] else None
 
 
 def killer(
