@@ -16,6 +16,7 @@ import json
 import os
 import random
 import re
+import statistics
 import subprocess
 import sys
 import threading
@@ -39,6 +40,9 @@ import _fleet_tools  # noqa: E402
 
 SEED = int(os.environ.get("TOOLSLIP_KILL_SEED", "0")) or random.randrange(1 << 30)
 RUNS, KILLS, TTL = 40, 3, 1.5
+# Ray declares a node dead after about 4 s without an answer to its health check (its default, 3 s x 5
+# failures, made a killed node's runs wait 9-15 s before Ray retried them; the lease adds about ttl).
+HEALTH = {"health_check_period_ms": 1000, "health_check_timeout_ms": 1000, "health_check_failure_threshold": 4}
 HANG_IN = "fleet-017-b"  # this transfer hangs after writing its row: its node is killed inside the tool
 
 
@@ -48,7 +52,8 @@ def cluster() -> Iterator[Cluster]:
     tests = str(Path(__file__).parent)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH", "")) if p)
     os.environ["TOOLSLIP_HANG_IN"] = HANG_IN
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    head = {"num_cpus": 0, "include_dashboard": False, "_system_config": HEALTH}
+    cluster = Cluster(initialize_head=True, head_node_args=head)
     for _ in range(3):
         cluster.add_node(num_cpus=1)
     ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
@@ -197,12 +202,27 @@ def check_batch(
         assert main(["show", run_id, "--journal", url]) == 0
         shown = capsys.readouterr().out
         assert shown.count("(not run again: it may have happened)") == len(left[run_id]), shown
+    gaps = takeover_gaps(url, run_ids)
     return (
         f"{where}: {sum(o.outcome == 'completed' for o in outcomes.values())} runs completed, "
         f"{sum(o.outcome == 'failed' for o in outcomes.values())} failed after 2 attempts, "
         f"resumed {sum(o.resumes for o in outcomes.values())} times; {len(paid)} transfers each in the ledger once; "
-        f"left undone: {sorted(undone)} (missing from the ledger: {sorted(missing)})"
+        f"left undone: {sorted(undone)} (missing from the ledger: {sorted(missing)}); from a dead holder's last "
+        f"entry to its successor's resume: median {statistics.median(gaps or [0]):.1f} s, "
+        f"max {max(gaps or [0]):.1f} s (ttl {TTL} s; Ray's rescheduling and a free CPU included)"
     )
+
+
+def takeover_gaps(url: str, run_ids: list[str]) -> list[float]:
+    """Seconds from a run's last entry before each ``resume`` to that resume (a dead holder's runs waited
+    3-8 ttl with the process fleet: expired runs were picked at random among the oldest)."""
+    store = PostgresStore(url)
+    gaps = []
+    for run_id in run_ids:
+        entries = store.entries(run_id)
+        gaps += [e.at - entries[i - 1].at for i, e in enumerate(entries) if e.kind == "resume" and i]
+    store.close()
+    return gaps
 
 
 def batch(runs: int) -> list[str]:
@@ -253,7 +273,7 @@ model = FunctionModel(script)
 
 
 def test_a_driver_killed_mid_batch_and_started_again_finishes_it_from_the_journal(
-    cluster: Cluster, postgres: PostgresServer, tmp_path: Path
+    cluster: Cluster, postgres: PostgresServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = fresh_postgres(postgres)
     with psycopg.connect(url, autocommit=True) as conn:
@@ -281,6 +301,8 @@ def test_a_driver_killed_mid_batch_and_started_again_finishes_it_from_the_journa
     assert all(o["outcome"] == "completed" for o in outcomes), outcomes
     assert {o["run_id"] for o in outcomes if o["from_journal"]} >= {o["run_id"] for o in first}
     assert "fleet: 16/16 runs over (16 completed)" in again.stderr
+    assert main(["fleet", "status", "pay", "--journal", url]) == 0
+    assert capsys.readouterr().out == "batch pay: 16 runs in the journal: 16 completed\n"
     with psycopg.connect(url, autocommit=True) as conn:
         paid = [reference for (reference,) in conn.execute("SELECT reference FROM ledger")]
     assert not [r for r, n in collections.Counter(paid).items() if n > 1], paid

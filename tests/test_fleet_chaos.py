@@ -28,12 +28,9 @@ ray = pytest.importorskip("ray")
 from ray._private import ray_constants  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from test_fleet import HANG_IN, SEED, TTL, batch, check_batch, holding_nodes, killer, run_batch  # noqa: E402
+from test_fleet import HANG_IN, HEALTH, SEED, TTL, batch, check_batch, holding_nodes, killer, run_batch  # noqa: E402
 
 RUNS, KILLS = 200, 10
-# Ray declares a silent node dead after about 4 s (instead of its default 30 s), so a frozen node's runs are
-# retried elsewhere while it sleeps.
-HEALTH = {"health_check_period_ms": 1000, "health_check_timeout_ms": 1000, "health_check_failure_threshold": 4}
 
 
 @pytest.fixture(scope="module")

@@ -110,3 +110,19 @@ def test_a_journal_url_problem_is_one_sentence_naming_its_cause_at_once(
     assert cause in said, said
     assert said.count("\n") == 1 and "secret" not in said and "Traceback" not in said, said
     assert took < 2.5, f"{took:.1f} s to say {said!r}"
+
+
+def test_fleet_submit_names_what_is_wrong_before_starting_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "tools.py").write_text("from toolslip import tool\n\n@tool\ndef noop() -> str:\n    return 'ok'\n")
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('"one"\n{"text": "two"}\n')
+    argv = ["fleet", "submit", str(prompts), str(tmp_path / "tools.py"), "--model", "scripted"]
+    assert main([*argv, "--journal", str(tmp_path / "runs.sqlite")]) == 2
+    assert capsys.readouterr().err == (
+        "toolslip fleet: the fleet's workers share a PostgreSQL journal: pass --journal postgresql://...\n"
+    )
+    assert main([*argv, "--journal", "postgresql://u@[::1/db"]) == 1
+    said = capsys.readouterr().err
+    assert said.endswith('p.jsonl:2 is neither a JSON string nor an object with a "prompt" string\n'), said
