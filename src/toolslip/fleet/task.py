@@ -5,7 +5,8 @@ the journal alone, so that any attempt on any node, by this driver or by one sta
 the same thing:
 
 * the run's lease first (taken by the database's clock): a retry that follows a dead worker waits until
-  the dead worker's lease has expired (about ``ttl`` after its last renewal, never longer), then goes on;
+  the dead worker's lease has expired (about ``ttl`` after its last renewal: it asks every ``ttl / 8`` s,
+  at most 0.25 s, rather than waiting for a worker to look), then goes on;
 * a run the journal shows over is reported, not run again; a run with no ``start`` is started; any other
   run is resumed, with the job's ``rerun_interrupted`` policy for side effects that a death cut off;
 * the run's own failures (a model that errors, a tool file that does not load) are counted in the journal
