@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import time
@@ -126,3 +127,55 @@ def test_fleet_submit_names_what_is_wrong_before_starting_anything(
     assert main([*argv, "--journal", "postgresql://u@[::1/db"]) == 1
     said = capsys.readouterr().err
     assert said.endswith('p.jsonl:2 is neither a JSON string nor an object with a "prompt" string\n'), said
+
+
+KEYED = """
+import asyncio, os, signal, sqlite3, sys
+from pathlib import Path
+from toolslip import Agent, RunContext, Toolbox, tool
+from toolslip.durable.journal import Journal
+from toolslip.testing import FunctionModel, call
+
+folder = Path(sys.argv[1])
+journal = Journal(folder / "runs.sqlite", approver=lambda request: True)  # DO re-run a cut-off call
+bank = sqlite3.connect(folder / "bank.sqlite", isolation_level=None, check_same_thread=False)
+bank.execute("CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, what TEXT)")
+bank.execute("CREATE TABLE IF NOT EXISTS executions (key TEXT)")
+
+
+@tool(effects="side_effect")
+def pay(ctx: RunContext, what: str) -> str:
+    \"\"\"Pay; the bank honours the idempotency key. The first execution dies after the bank wrote it.\"\"\"
+    bank.execute("INSERT INTO executions VALUES (?)", (ctx.idempotency_key,))
+    bank.execute("INSERT OR IGNORE INTO ledger VALUES (?, ?)", (ctx.idempotency_key, what))
+    if sys.argv[2] == "run":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return f"paid {what}"
+
+
+def script(request):
+    return [call("pay", what="rent"), "done"][sum(m.role == "assistant" for m in request.messages)]
+
+
+agent = Agent(model=FunctionModel(script), tools=Toolbox([pay]), hooks=journal.wrap())
+if sys.argv[2] == "run":
+    agent.run("pay the rent", run_id="r")
+else:
+    print(asyncio.run(journal.resume(agent, "r")).stop_reason)
+"""
+
+
+def test_a_rerun_policy_with_a_ledger_that_honours_the_key_pays_once(tmp_path: Path) -> None:
+    script = tmp_path / "pay.py"
+    script.write_text(KEYED)
+    steps = [
+        subprocess.run([sys.executable, str(script), str(tmp_path), phase], capture_output=True, text=True)
+        for phase in ("run", "resume")
+    ]
+    assert [s.returncode for s in steps] == [-9, 0], [s.stderr[-500:] for s in steps]
+    bank = sqlite3.connect(tmp_path / "bank.sqlite")
+    executions = [key for (key,) in bank.execute("SELECT key FROM executions")]
+    ledger = bank.execute("SELECT key, what FROM ledger").fetchall()
+    bank.close()
+    assert len(executions) == 2 and executions[0] == executions[1], executions  # run again, with the same key
+    assert ledger == [(executions[0], "rent")]
