@@ -49,6 +49,7 @@ from ..core.messages import (
 )
 from .decisions import PENDING, REFUSED, Approver, Decision, as_decisions
 from .dedup import Dedup, duplicate_answer, idempotency_key
+from .inbox import edit_response, inbox_decisions
 from .journal_store import Entry, JournalStore, RunSummary, SqliteStore, default_journal_path
 from .lease import Lease, LeaseKeeper
 from .replay import Recording, Replay
@@ -153,6 +154,9 @@ def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
                 first_by_key.setdefault(entry.key, result)
             recording.results[entry.step, result.call_id] = result
             recording.started.pop((entry.step, result.call_id), None)
+        elif entry.kind == "decision" and "arguments" in entry.data and entry.step in recording.responses:
+            edits = {entry.data["call_id"]: entry.data["arguments"]}  # approved with edited arguments
+            recording.responses[entry.step] = edit_response(recording.responses[entry.step], edits)
     return recording
 
 
@@ -192,6 +196,8 @@ class Journal:
         self._leases: dict[str, Lease | None] = {}
         self._active: set[str] = set()
         self._read: dict[str, list[Entry]] = {}
+        self._inbox: dict[str, list[dict[str, Any]]] = {}
+        """Decisions taken from the inbox for a run being resumed, journaled when it begins."""
 
     def wrap(self, *hooks: Hook) -> list[Hook]:
         """``[replayer, *hooks, recorder]``: replays answer before other hooks; the record is the final word."""
@@ -224,16 +230,19 @@ class Journal:
         self._active.add(ctx.run_id)
         ctx.state[_BEGUN] = True
 
-    def _append(self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "") -> None:
+    def _append(
+        self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "", step: int | None = None
+    ) -> None:
         """Write for a run this journal began, under its lease (RunBusy if another process took it over)."""
         if not ctx.state.get(_BEGUN):
             return
+        step = ctx.step if step is None else step
         lease = self._leases.get(ctx.run_id)
         if lease is None:
-            self.store.append(ctx.run_id, kind, data, step=ctx.step, key=key)
+            self.store.append(ctx.run_id, kind, data, step=step, key=key)
         else:
             lease.check()  # renews it if the heartbeat fell behind
-            cast(LeasedStore, self.store).append(ctx.run_id, kind, data, step=ctx.step, key=key, lease=lease)
+            cast(LeasedStore, self.store).append(ctx.run_id, kind, data, step=step, key=key, lease=lease)
 
     def _end(self, ctx: RunContext) -> None:
         if ctx.state.pop(_BEGUN, False):
@@ -260,6 +269,9 @@ class Journal:
             if not held:
                 self.release(run_id)
             raise ConfigError(f"no run {run_id!r} in the journal; `toolslip runs` lists the runs it holds")
+        inbox = [d for d in inbox_decisions(self.store, run_id, entries) if d["call_id"] not in (decisions or {})]
+        self._inbox[run_id] = inbox
+        self.replayer.decisions.update({d["call_id"]: Decision(approved=d["approved"], note=d["note"]) for d in inbox})
         self.replayer.decisions.update(as_decisions(decisions))
         self._read[run_id] = entries  # the replayer uses them instead of reading the run again
         return await agent.arun(recording.messages, run_id=run_id, on_event=on_event)
@@ -285,7 +297,19 @@ class _Replayer(Replay):
         ctx.state[_TALLY] = _tally(entries)
         if recording is not None:
             self.journal._append(ctx, "resume", {"responses": len(recording.responses)})
+            for decision in self.journal._inbox.pop(ctx.run_id, ()):  # who decided, and any edit, in the run's log
+                data = {k: v for k, v in decision.items() if k != "step"}
+                self.journal._append(ctx, "decision", data, step=decision["step"])
+                if "arguments" in decision and decision["step"] in recording.responses:
+                    edits = {decision["call_id"]: decision["arguments"]}
+                    recording.responses[decision["step"]] = edit_response(recording.responses[decision["step"]], edits)
         return recording
+
+
+def _gate(event: Any) -> dict[str, Any]:
+    """A gate's decision (:class:`~toolslip.core.events.GateDecided`) as the journal keeps it."""
+    fields = ("gate", "decision", "reason", "approved", "sources")
+    return {name: list(value) if isinstance(value := getattr(event, name), tuple) else value for name in fields}
 
 
 _TALLY = "journal.tally"
@@ -339,6 +363,9 @@ class _Recorder(Hook):
             data["refused"] = True
         if (ctx.step, call.id) in replay.not_rerun:
             data["not_rerun"] = True
+        gates = [_gate(e) for e in ctx.state.get("audit", ()) if e.step == ctx.step and e.call_id == call.id]
+        if gates:  # what the injection gate or the secret guard decided about it, and why
+            data["gates"] = gates
         self._append(ctx, "tool_end", data, key=idempotency_key(tool, call))
         return result
 
