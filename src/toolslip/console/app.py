@@ -117,7 +117,6 @@ class Console:
 
 def make_app(console: Console) -> web.Application:
     app = web.Application(middlewares=[console.guard.middleware], client_max_size=64 * 1024**2)
-    app["console"] = console
     routes = _Routes(console)
     app.add_routes(
         [
@@ -230,7 +229,7 @@ class _Routes:
         if text is None:
             raise web.HTTPNotFound(text="no such value\n")
         response = web.Response(text=clean(text), content_type="text/plain", charset="utf-8")
-        response.headers["Content-Security-Policy"] = "sandbox"  # HEADERS are added over it: keep sandbox too
+        response.headers["Content-Security-Policy"] = "sandbox"  # no script, no same origin, whatever it holds
         return response
 
     async def compare(self, request: web.Request) -> web.StreamResponse:

@@ -58,7 +58,8 @@ class Guard:
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         response = await self._checked(request, handler)
         if not response.prepared:  # a live stream set them before it started
-            response.headers.update(HEADERS)
+            for name, value in HEADERS.items():
+                response.headers.setdefault(name, value)  # a route's stricter policy stays
         return response
 
     async def _checked(self, request: web.Request, handler: Handler) -> web.StreamResponse:

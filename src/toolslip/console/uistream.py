@@ -59,7 +59,10 @@ def read_approval_id(text: str) -> tuple[str, int, str, str] | None:
 
 
 def add_stream_routes(app: web.Application, console: Console) -> None:
-    app.router.add_post("/api/chat", lambda request: _chat(request, console))
+    async def chat(request: web.Request) -> web.StreamResponse:
+        return await _chat(request, console)
+
+    app.router.add_post("/api/chat", chat)
 
 
 async def _chat(request: web.Request, console: Console) -> web.StreamResponse:

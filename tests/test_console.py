@@ -1,0 +1,155 @@
+"""The console's HTTP side: the token on every route, no cross-site or rebound decisions, the JSON API,
+values escaped and folded, keys masked. A real server on loopback (``toolslip.console.serve``), a real
+HTTP client (aiohttp's), a journal written by a real run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from toolslip import Agent, Approval, Dedup, Journal, Toolbox, tool
+from toolslip.console import Console, make_app, serve
+from toolslip.durable.stores import open_store
+from toolslip.testing import ScriptedModel, call
+
+
+@tool(effects="side_effect")
+def pay(to: str, amount: int) -> str:
+    """Pay someone."""
+    return f"paid {amount} to {to}"
+
+
+@tool(effects="read_only")
+def fetch(url: str) -> str:
+    """Fetch a page."""
+    return (
+        '<img src=x onerror="alert(1)"><a href="javascript:alert(2)">x</a> key sk-proj-abcdefghijklmnopqrstuvwxyz0123 '
+        + ("B" * 100_000)
+    )
+
+
+@pytest.fixture
+async def base(journal_at: str) -> AsyncIterator[tuple[str, Console]]:
+    journal = Journal(journal_at)
+    tools = Toolbox([pay, fetch])
+    for run_id, turns in (("paid", [call("pay", to="bob", amount=20), "ok"]), ("read", [call("fetch", url="u"), "ok"])):
+        agent = Agent(model=ScriptedModel(turns), tools=tools, hooks=journal.wrap(Dedup(), Approval()))
+        await agent.arun("go", run_id=run_id)
+    console = Console(store=open_store(journal_at), token="the-token", user="tester")
+    async with serve(console) as url:
+        yield url, console
+
+
+def _paths(console: Console) -> list[tuple[str, str]]:
+    """Every route of the app, its parameters filled in."""
+    out = []
+    for route in make_app(console).router.routes():
+        info = route.resource.get_info() if route.resource is not None else {}
+        path = info.get("path") or re.sub(r"\{[^}]+\}", "x", info.get("formatter", ""))
+        out.append((route.method, path))
+    return out
+
+
+async def test_every_route_refuses_a_request_without_the_token(base: tuple[str, Console]) -> None:
+    url, console = base
+    paths = _paths(console)
+    assert len(paths) >= 17 and ("POST", "/api/chat") in paths and ("POST", "/inbox/decide") in paths
+    async with aiohttp.ClientSession() as s:
+        for method, path in paths:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Cookie": "toolslip_console=wrong"}):
+                async with s.request(method, url + path, headers=headers, allow_redirects=False) as r:
+                    assert r.status == 401, (method, path, headers, r.status)
+        async with s.get(url + "/runs", headers={"Authorization": "Bearer the-token"}) as r:
+            assert r.status == 200
+            assert "script-src 'self'" in r.headers["Content-Security-Policy"]
+
+
+def _browser() -> aiohttp.ClientSession:
+    """A client keeping cookies as a browser does (aiohttp's jar refuses those of an IP address by default)."""
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+
+
+async def test_the_printed_token_becomes_a_strict_http_only_cookie(base: tuple[str, Console]) -> None:
+    url, _ = base
+    async with _browser() as s:
+        async with s.get(url + "/runs?token=the-token&state=paused", allow_redirects=False) as r:
+            assert r.status == 303 and r.headers["Location"] == "/runs?state=paused"
+            cookie = r.headers["Set-Cookie"]
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        async with s.get(url + "/runs?state=paused") as r:
+            assert r.status == 200 and 'id="run-paid"' in await r.text()
+
+
+async def _held(s: aiohttp.ClientSession, url: str) -> dict[str, Any]:
+    async with s.get(url + "/api/held", headers={"Authorization": "Bearer the-token"}) as r:
+        [held] = (await r.json())["held"]
+        return held  # type: ignore[no-any-return]
+
+
+async def test_a_cross_site_or_rebound_decision_is_refused(base: tuple[str, Console]) -> None:
+    url, console = base
+    async with _browser() as s:
+        await s.get(url + "/?token=the-token")  # the browser's cookie
+        held = await _held(s, url)
+        form = {"csrf": console.guard.csrf, "run": "paid", "call": held["call_id"], "shown": held["shown"]}
+        form |= {"verdict": "approve"}
+        attempts = [
+            ({"Origin": "https://evil.example"}, form),  # another site, even with the right form
+            ({"Origin": url}, {**form, "csrf": "guessed"}),  # our origin, no CSRF token
+            ({}, form),  # no Origin header at all
+            ({"Origin": url, "Host": "evil.example"}, form),  # DNS rebinding: loopback reached under another name
+        ]
+        for headers, data in attempts:
+            async with s.post(url + "/inbox/decide", data=data, headers=headers, allow_redirects=False) as r:
+                assert r.status in (403, 421), (headers, r.status)
+        assert (await _held(s, url))["decision"] is None
+        async with s.post(url + "/inbox/decide", data=form, headers={"Origin": url}, allow_redirects=False) as r:
+            assert r.status == 303
+        decision = (await _held(s, url))["decision"]
+        assert decision["approved"] is True and decision["by"] == "tester"
+
+
+async def test_the_api_decides_a_held_call_bound_to_the_arguments_shown(base: tuple[str, Console]) -> None:
+    url, _ = base
+    bearer = {"Authorization": "Bearer the-token"}
+    async with aiohttp.ClientSession(headers=bearer) as s:
+        held = await _held(s, url)
+        assert (held["tool"], held["arguments"], held["run_id"]) == ("pay", {"to": "bob", "amount": 20}, "paid")
+        target = f"{url}/api/held/paid/{held['call_id']}"
+        async with s.post(target, json={"approved": True, "shown": "stale"}) as r:
+            assert r.status == 409 and "not the one shown" in (await r.json())["error"]
+        async with s.post(target, json={"approved": "yes"}) as r:
+            assert r.status == 400
+        body = {"approved": True, "shown": held["shown"], "by": "app", "arguments": {"to": "bob", "amount": 5}}
+        async with s.post(target, json=body) as r:
+            assert r.status == 200, await r.text()
+        async with s.post(target, json=body) as r:
+            assert r.status == 409 and "decided already" in (await r.json())["error"]
+        async with s.get(url + "/api/runs?state=paused") as r:
+            assert [run["run_id"] for run in (await r.json())["runs"]] == ["paid"]
+        async with s.get(url + "/api/runs/paid") as r:
+            run = await r.json()
+            assert run["held"][0]["decision"]["arguments"] == {"to": "bob", "amount": 5}
+
+
+async def test_tool_output_is_escaped_folded_and_its_keys_masked(base: tuple[str, Console]) -> None:
+    url, _ = base
+    async with aiohttp.ClientSession(headers={"Authorization": "Bearer the-token"}) as s:
+        async with s.get(url + "/runs/read") as r:
+            page = await r.text()
+        async with s.get(url + "/api/runs/read") as r:
+            seq = next(e["seq"] for e in (await r.json())["entries"] if e["kind"] == "tool_end")
+        async with s.get(f"{url}/runs/read/value?seq={seq}") as r:
+            whole, sandbox = await r.text(), r.headers["Content-Security-Policy"]
+    assert "<img" not in page and "&lt;img src=x onerror=" in page
+    assert 'href="javascript' not in page
+    assert "sk-proj-abcdefghijklmnopqrstuvwxyz0123" not in page and "sk-p…(masked)" in page
+    assert len(page) < 50_000 and "more characters" in page  # 100 kB of output folded on the page
+    assert whole.count("B") == 100_000 and "sk-proj-abcdef" not in whole  # all of it, as plain text
+    assert sandbox == "sandbox"
