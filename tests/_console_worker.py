@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "console"))
 
-from agent import fetch, model, pay, read_page  # noqa: E402
+from agent import fetch, model, pay, read_page
 
-from toolslip import Agent, Approval, Dedup, Journal, Toolbox  # noqa: E402
-from toolslip.durable.inbox import wait_and_resume  # noqa: E402
+from toolslip import Agent, Approval, Dedup, Journal, Toolbox
+from toolslip.durable.inbox import wait_and_resume
 
 
 async def main(location: str, run_id: str, prompt: str) -> None:

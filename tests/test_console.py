@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp

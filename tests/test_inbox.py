@@ -90,7 +90,8 @@ def test_toolslip_resume_applies_a_decision_taken_in_the_inbox(tmp_path: Path) -
         "from toolslip import Agent, Approval, Journal, Toolbox\n"
         "j = Journal(sys.argv[1], meta={'model': 'tests/fixtures/console/agent.py:model',"
         " 'tools_files': ['tests/fixtures/console/agent.py']})\n"
-        "print(Agent(model=model, tools=Toolbox([pay]), hooks=j.wrap(Approval())).run('pay bob', run_id='r3').stop_reason)\n"
+        "agent = Agent(model=model, tools=Toolbox([pay]), hooks=j.wrap(Approval()))\n"
+        "print(agent.run('pay bob', run_id='r3').stop_reason)\n"
     )
     run = subprocess.run([sys.executable, "-c", script, location], cwd=ROOT, env=env, capture_output=True, text=True)
     assert run.stdout.strip() == "paused", run.stderr
