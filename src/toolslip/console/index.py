@@ -106,6 +106,9 @@ class _Feed:
         self.store = store
         self._db: sqlite3.Connection | None = None
 
+    def exists(self) -> bool:
+        return hasattr(self.store, "pool") or Path(self.store.path).is_file()
+
     def after(self, seq: int) -> list[Entry]:
         pool = getattr(self.store, "pool", None)
         if pool is not None:
@@ -158,6 +161,8 @@ class RunIndex:
     def refresh(self, now: float | None = None) -> bool:
         """Read the new entries and the leases; whether anything changed."""
         now = time.time() if now is None else now
+        if not self._feed.exists():  # a console serving an agent may start before its journal's first run
+            return False
         changed, initial = False, self._first
         while True:
             read = self._feed.after(self._floor)
