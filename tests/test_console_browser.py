@@ -76,6 +76,7 @@ def test_a_held_payment_is_edited_and_approved_in_the_inbox_and_runs_once_as_edi
         decision = page.locator("li.decision").inner_text()
         assert "approved by alice" in decision and "amount 20 -> 25" in decision
         assert page.locator("li.tool_end .outcome").inner_text() == "ran"
+        assert '"amount": 25' in page.locator("li.tool_end .args").inner_text()  # the arguments that ran
     shown = toolslip("show", "pay-1", "--journal", journal)
     assert "decision: call_1 pay approved by alice, edited: amount 20 -> 25" in shown
 

@@ -7,6 +7,7 @@ console's script swaps in children whose version changed, so a form being filled
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -238,6 +239,9 @@ class _Timeline:
         )
 
     def _decision(self, e: Entry, head: Html) -> Html:
+        edited, where = e.data.get("arguments"), (e.step, e.data.get("call_id", ""))
+        if edited is not None and where in self.calls:  # the call ran with these: show them with its result
+            self.calls[where] = dataclasses.replace(self.calls[where], arguments=edited)
         return html('{}<span class="decision">decision: {}</span>', head, describe_decision(e.data))
 
     def _finish(self, e: Entry, head: Html) -> Html:
