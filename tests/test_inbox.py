@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from toolslip import Agent, Approval, Dedup, Journal, Toolbox, tool
-from toolslip.durable.inbox import DecisionRefused, decide, held_calls, wait_and_resume
+from toolslip.durable.inbox import DecisionRefused, decide, held_calls
 from toolslip.testing import ScriptedModel, call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ async def test_an_edited_approval_runs_the_edited_call_once_and_the_run_says_who
         )
 
     deciding = asyncio.create_task(decide_later())
-    result = await wait_and_resume(journal, agent, paused, poll=0.05, give_up=30)
+    result = await journal.wait_and_resume(agent, paused, poll=0.05, give_up=30)
     await deciding
     assert (result.stop_reason, paid) == ("completed", [("bob", 25)])
     assert result.messages[1].tool_calls[0].arguments == {"to": "bob", "amount": 25}  # the model sees what ran

@@ -13,8 +13,9 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from .app import POLL, Console, make_app
+from .app import make_app
 from .security import new_token
+from .state import POLL, Console
 
 __all__ = ["POLL", "Console", "make_app", "new_token", "serve"]
 

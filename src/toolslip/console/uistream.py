@@ -31,7 +31,7 @@ from ..core.messages import Message, Reasoning, Text, ToolCall
 from ..durable.inbox import DecisionRefused, call_hash, decide
 
 if TYPE_CHECKING:
-    from .app import Console
+    from .state import Console
 
 __all__ = ["UI_HEADERS", "add_stream_routes", "approval_id", "read_approval_id"]
 

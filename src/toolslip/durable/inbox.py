@@ -3,7 +3,8 @@
 A run with no approver at hand pauses on a call that needs a decision (approval asked, the gate asked, a
 side effect cut off by an interruption): its ``finish`` entry lists the pending calls. Anyone who can reach
 the journal may then decide one — approve it, deny it with a reason the model reads, or approve it with
-edited arguments — and the run goes on wherever it is owned: a process waiting in :func:`wait_and_resume`,
+edited arguments — and the run goes on wherever it is owned: a process waiting in
+:meth:`Journal.wait_and_resume <toolslip.durable.journal.Journal.wait_and_resume>`,
 ``toolslip resume``, or a fleet worker, all through :meth:`Journal.resume
 <toolslip.durable.journal.Journal.resume>`.
 
@@ -16,25 +17,19 @@ holder writes. The process that resumes the run writes it into the run's own log
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import sqlite3
 import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from ..core.errors import ConfigError
 from ..core.messages import ModelResponse, ToolCall
 from .journal_store import Entry, JournalStore
-
-if TYPE_CHECKING:
-    from ..agent.loop import Agent
-    from ..core.result import RunResult
-    from .journal import Journal
 
 __all__ = [
     "DecisionRefused",
@@ -46,7 +41,6 @@ __all__ = [
     "has_inbox",
     "held_calls",
     "inbox_decisions",
-    "wait_and_resume",
 ]
 
 _SIDE_EFFECTS = {"side_effect", "egress", "destructive"}
@@ -107,16 +101,20 @@ def held_calls(entries: Sequence[Entry], *, running: bool = False) -> list[HeldC
     return _cut_off(own)
 
 
+def _arguments(part: Mapping[str, Any]) -> Any:
+    """A journaled call's arguments (a long one is kept as the text the model wrote: see the journal)."""
+    return orjson.loads(part["raw_arguments"]) if part.get("arguments_from_raw") else part.get("arguments")
+
+
 def _cut_off(entries: Sequence[Entry]) -> list[HeldCall]:
     """Side-effecting calls of an interrupted run that started and have no recorded end."""
-    from .journal import response_from_dict  # the journal imports this module
-
     ended = {(e.step, e.data["result"]["call_id"]) for e in entries if e.kind == "tool_end"}
-    calls: dict[tuple[int, str], ToolCall] = {}
+    calls: dict[tuple[int, str], Any] = {}
     for entry in entries:
         if entry.kind == "model":
-            for call in response_from_dict(entry.data["response"]).message.tool_calls:
-                calls[entry.step, call.id] = call
+            for part in entry.data["response"]["message"].get("parts", ()):
+                if part.get("kind") == "tool_call":
+                    calls[entry.step, part["id"]] = _arguments(part)
     held = []
     for entry in entries:
         where = (entry.step, entry.data.get("call", {}).get("id", ""))
@@ -128,7 +126,7 @@ def _cut_off(entries: Sequence[Entry]) -> list[HeldCall]:
                     step=entry.step,
                     call_id=where[1],
                     tool=entry.data["call"]["name"],
-                    arguments=(found.arguments if found is not None else None) or {},
+                    arguments=found or {},
                     reason="it started before the run was interrupted and has no recorded end",
                     interrupted=True,
                 )
@@ -192,27 +190,6 @@ def edit_response(response: ModelResponse, edits: Mapping[str, Mapping[str, Any]
         for p in response.message.parts
     )
     return dataclasses.replace(response, message=dataclasses.replace(response.message, parts=parts))
-
-
-async def wait_and_resume(
-    journal: Journal, agent: Agent, result: RunResult, *, poll: float = 0.2, give_up: float | None = None
-) -> RunResult:
-    """While ``result`` is a pause, wait for every held call to be decided in the inbox, then resume the run.
-
-    This is how a worker with no person at its terminal asks one: the console (or an application through its
-    API) decides, and the run goes on here. ``give_up`` seconds without every decision returns the pause.
-    """
-    deadline = None if give_up is None else time.monotonic() + give_up
-    while result.stop_reason == "paused":
-        entries = journal.store.entries(result.run_id)
-        waiting = held_calls(entries)
-        if waiting and len(inbox_decisions(journal.store, result.run_id, entries)) >= len(waiting):
-            result = await journal.resume(agent, result.run_id)
-            continue
-        if deadline is not None and time.monotonic() > deadline:
-            break
-        await asyncio.sleep(poll)
-    return result
 
 
 def describe_decision(data: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, cast
@@ -49,7 +50,7 @@ from ..core.messages import (
 )
 from .decisions import PENDING, REFUSED, Approver, Decision, as_decisions
 from .dedup import Dedup, duplicate_answer, idempotency_key
-from .inbox import edit_response, inbox_decisions
+from .inbox import edit_response, held_calls, inbox_decisions
 from .journal_store import Entry, JournalStore, RunSummary, SqliteStore, default_journal_path
 from .lease import Lease, LeaseKeeper
 from .replay import Recording, Replay
@@ -275,6 +276,27 @@ class Journal:
         self.replayer.decisions.update(as_decisions(decisions))
         self._read[run_id] = entries  # the replayer uses them instead of reading the run again
         return await agent.arun(recording.messages, run_id=run_id, on_event=on_event)
+
+    async def wait_and_resume(
+        self, agent: Agent, result: RunResult, *, poll: float = 0.2, give_up: float | None = None
+    ) -> RunResult:
+        """While ``result`` is a pause, wait for every held call to be decided in the inbox
+        (:mod:`toolslip.durable.inbox`), then resume the run; ``give_up`` seconds without them returns the pause.
+
+        This is how a worker with no person at its terminal asks one: the console (or an application through
+        its API) decides, and the run goes on here.
+        """
+        deadline = None if give_up is None else time.monotonic() + give_up
+        while result.stop_reason == "paused":
+            entries = self.store.entries(result.run_id)
+            waiting = held_calls(entries)
+            if waiting and len(inbox_decisions(self.store, result.run_id, entries)) >= len(waiting):
+                result = await self.resume(agent, result.run_id)
+                continue
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            await asyncio.sleep(poll)
+        return result
 
 
 class _Replayer(Replay):
