@@ -74,7 +74,12 @@ def format_entry(entry: Entry) -> str:
         why = " (refused)" if data.get("refused") else ""
         why = " (not run again: it may have happened)" if data.get("not_rerun") else why
         error = " ERROR" if result.is_error else ""
-        return f"{head}: {result.call_id} {how}{why}{error}\n{textwrap.indent(result.text, '  ')}"
+        gates = "".join(
+            f"\n  gate {g.get('gate')} {g.get('decision')}: {g.get('reason')}"
+            + (f" (untrusted sources: {', '.join(g['sources'])})" if g.get("sources") else "")
+            for g in data.get("gates", ())
+        )
+        return f"{head}: {result.call_id} {how}{why}{error}{gates}\n{textwrap.indent(result.text, '  ')}"
     if entry.kind == "abort":
         return f"{head}: {data.get('status')}: {data.get('error', '')}"
     if entry.kind == "decision":
