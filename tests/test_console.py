@@ -179,3 +179,21 @@ async def test_a_gate_decision_shows_with_its_reason_and_untrusted_sources(tmp_p
     assert gate.group(1).startswith("taint-gate denied: post_comment (egress) has no rule that allows it")
     assert re.search(r"\(untrusted sources: read_issue#call_\d+\)$", gate.group(1)), gate.group(1)
     assert '<span class="outcome refused">refused</span>' in page
+
+
+async def test_the_index_follows_runs_written_after_it_was_built(journal_at: str) -> None:
+    from toolslip.console.index import RunIndex
+
+    journal = Journal(journal_at)
+    tools = Toolbox([pay])
+    await Agent(model=ScriptedModel(["hello"]), tools=tools, hooks=journal.wrap()).arun("hi", run_id="first")
+    index = RunIndex(open_store(journal_at))
+    assert index.refresh() and set(index.rows) == {"first"}
+    assert not index.refresh()  # nothing new: nothing read, nothing changed
+    agent = Agent(model=ScriptedModel([call("pay", to="bob", amount=3), "ok"]), tools=tools, hooks=journal.wrap())
+    await agent.arun("pay", run_id="second")
+    assert index.refresh()
+    second = index.rows["second"]
+    assert (second.ended, second.steps, second.tool_calls, second.prompt) == ("completed", 2, 1, "pay")
+    rows, total = index.select(query="PAY")
+    assert total == 1 and rows[0].run_id == "second"

@@ -124,3 +124,35 @@ def test_toolslip_resume_applies_a_decision_taken_in_the_inbox(tmp_path: Path) -
         text=True,
     )
     assert "decision: call_1 pay approved by carol, edited: amount 20 -> 7" in shown.stdout
+
+
+def test_a_side_effect_cut_off_by_a_killed_process_waits_in_the_inbox_and_runs_again_when_approved(
+    tmp_path: Path,
+) -> None:
+    location, marker = str(tmp_path / "runs.sqlite"), tmp_path / "paid"
+    script = (
+        "import os, sys, pathlib\n"
+        "from toolslip import Agent, Journal, Toolbox, tool\n"
+        "from toolslip.testing import ScriptedModel, call\n"
+        "@tool(effects='side_effect')\n"
+        "def pay(to: str, amount: int) -> str:\n"
+        "    '''Pay someone.'''\n"
+        "    pathlib.Path(sys.argv[2]).write_text('maybe')\n"
+        "    os._exit(9)  # killed mid-payment: no recorded end\n"
+        "j = Journal(sys.argv[1])\n"
+        "Agent(model=ScriptedModel([call('pay', to='bob', amount=20), 'done']), tools=Toolbox([pay]),"
+        " hooks=j.wrap()).run('pay bob', run_id='cut')\n"
+    )
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    killed = subprocess.run([sys.executable, "-c", script, location, str(marker)], env=env, capture_output=True)
+    assert killed.returncode == 9 and marker.read_text() == "maybe"
+    journal, paid = Journal(location), []
+    [held] = held_calls(journal.store.entries("cut"))
+    assert held.interrupted and dict(held.arguments) == {"to": "bob", "amount": 20}
+    with pytest.raises(DecisionRefused, match="as it was, or not at all"):
+        decide(journal.store, "cut", held.call_id, shown=held.hash, approved=True, arguments={"to": "bob", "amount": 1})
+    decide(journal.store, "cut", held.call_id, shown=held.hash, approved=True, by="dave")
+    agent = _agent(journal, paid, "paid again")
+    result = asyncio.run(journal.resume(agent, "cut"))
+    assert (result.stop_reason, paid) == ("completed", [("bob", 20)])
+    assert [e.data["by"] for e in journal.store.entries("cut") if e.kind == "decision"] == ["dave"]
