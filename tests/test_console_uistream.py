@@ -52,3 +52,20 @@ def test_use_chat_s_client_approves_a_payment_through_the_ui_message_stream(tmp_
     assert bound is not None and bound[1:3] == (1, tool_part["toolCallId"])
     shown = toolslip("show", bound[0], "--journal", journal)
     assert f"decision: {tool_part['toolCallId']} pay approved by ui-stream" in shown
+
+
+@pytest.mark.slow
+def test_use_chat_s_client_drives_the_embedded_model_through_an_approval(tmp_path: Path, monkeypatch: Any) -> None:
+    from toolslip.providers.local import available
+
+    if not available():
+        pytest.skip("the embedded model needs toolslip[local]")
+    journal, payments = str(tmp_path / "runs.sqlite"), tmp_path / "payments.log"
+    monkeypatch.setenv("CONSOLE_PAYMENTS", str(payments))
+    with console(journal, "--model", "local", "--tools", str(FIXTURE.with_name("payments.py"))) as c:
+        chat = _chat(c.url, c.token, "Pay bob 20 EUR.", "approve")
+    assert chat["status"] == "ready" and chat["error"] is None, chat
+    assert chat["asked"] == [{"tool": "tool-pay", "input": {"to": "bob", "amount": 20}}]
+    [tool_part] = [p for p in chat["messages"][1]["parts"] if p["type"] == "tool-pay"]
+    assert tool_part["state"] == "output-available" and tool_part["output"] == "paid 20 EUR to bob"
+    assert payments.read_text() == "bob 20\n"
