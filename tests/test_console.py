@@ -197,3 +197,25 @@ async def test_the_index_follows_runs_written_after_it_was_built(journal_at: str
     assert (second.ended, second.steps, second.tool_calls, second.prompt) == ("completed", 2, 1, "pay")
     rows, total = index.select(query="PAY")
     assert total == 1 and rows[0].run_id == "second"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--host", "0.0.0.0"], "--host 0.0.0.0 is reachable from other machines: give --token"),
+        (["--tools", "x.py"], "--tools goes with --model"),
+        (["--journal", "/nonexistent/runs.sqlite"], "no run journal at '/nonexistent/runs.sqlite'"),
+    ],
+)
+def test_the_command_refuses_what_it_cannot_serve_in_one_sentence(args: list[str], says: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "toolslip.cli", "console", "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode in (1, 2) and done.stdout == ""
+    assert done.stderr.startswith("toolslip console: ") and says in done.stderr and "Traceback" not in done.stderr

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
-from ..core.events import Event, ModelResponded, ToolFinished
+from ..core.events import Event, ModelResponded, TextDelta, ToolFinished
 from ..core.messages import Message, Reasoning, Text, ToolCall
 from ..durable.inbox import DecisionRefused, call_hash, decide
 
@@ -139,7 +139,9 @@ class _Stream:
         self.run_id = run_id
         self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.writer = asyncio.create_task(self._write())
-        self.open_step = False
+        self.open_step: int | None = None
+        self.text: str | None = None
+        """The id of the text part being streamed, if one is open."""
 
     async def send(self, chunk: dict[str, Any]) -> None:
         await self.response.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
@@ -148,20 +150,32 @@ class _Stream:
         while (chunk := await self.queue.get()) is not None:
             await self.send(chunk)
 
+    def _step(self, step: int) -> None:
+        """Open ``step`` (closing the one before): the front-end shows each model step as its own part."""
+        if self.open_step != step:
+            if self.open_step is not None:
+                self.queue.put_nowait({"type": "finish-step"})
+            self.queue.put_nowait({"type": "start-step"})
+            self.open_step = step
+
     async def drain(self) -> None:
-        if self.open_step:
+        if self.open_step is not None:
             self.queue.put_nowait({"type": "finish-step"})
-            self.open_step = False
+            self.open_step = None
         self.queue.put_nowait(None)
         await self.writer
 
     def event(self, event: Event) -> None:
+        """One run event as its chunks: text as it streams, each step's calls, each call's outcome."""
         put = self.queue.put_nowait
-        if isinstance(event, ModelResponded) and not event.replayed:
-            if self.open_step:
-                put({"type": "finish-step"})
-            put({"type": "start-step"})
-            self.open_step = True
+        if isinstance(event, TextDelta):
+            self._step(event.step)
+            if self.text is None:
+                self.text = f"t{event.step}"
+                put({"type": "text-start", "id": self.text})
+            put({"type": "text-delta", "id": self.text, "delta": event.text})
+        elif isinstance(event, ModelResponded) and not event.replayed:
+            self._step(event.step)
             message = event.response.message
             for n, part in enumerate(message.parts):
                 if isinstance(part, Reasoning) and part.text:
@@ -169,20 +183,16 @@ class _Stream:
                     put({"type": "reasoning-start", "id": rid})
                     put({"type": "reasoning-delta", "id": rid, "delta": part.text})
                     put({"type": "reasoning-end", "id": rid})
-            if message.text:
-                tid = f"t{event.step}"
-                put({"type": "text-start", "id": tid})
-                put({"type": "text-delta", "id": tid, "delta": message.text})
-                put({"type": "text-end", "id": tid})
+            if self.text is None and message.text:  # not streamed: the whole text at once
+                self.text = f"t{event.step}"
+                put({"type": "text-start", "id": self.text})
+                put({"type": "text-delta", "id": self.text, "delta": message.text})
+            if self.text is not None:
+                put({"type": "text-end", "id": self.text})
+                self.text = None
             for call in message.tool_calls:
-                put(
-                    {
-                        "type": "tool-input-available",
-                        "toolCallId": call.id,
-                        "toolName": call.name,
-                        "input": call.arguments,
-                    }
-                )
+                chunk = {"type": "tool-input-available", "toolCallId": call.id, "toolName": call.name}
+                put({**chunk, "input": call.arguments})
         elif isinstance(event, ToolFinished) and event.note != "replayed":
             result = event.result
             if result.outcome == "held" and event.note == "pending":
