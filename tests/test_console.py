@@ -62,7 +62,8 @@ async def test_every_route_refuses_a_request_without_the_token(base: tuple[str, 
     assert len(paths) >= 17 and ("POST", "/api/chat") in paths and ("POST", "/inbox/decide") in paths
     async with aiohttp.ClientSession() as s:
         for method, path in paths:
-            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Cookie": "toolslip_console=wrong"}):
+            port = url.rpartition(":")[2]
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Cookie": f"toolslip_console_{port}=wrong"}):
                 async with s.request(method, url + path, headers=headers, allow_redirects=False) as r:
                     assert r.status == 401, (method, path, headers, r.status)
         async with s.get(url + "/runs", headers={"Authorization": "Bearer the-token"}) as r:

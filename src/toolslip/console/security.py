@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-__all__ = ["COOKIE", "HEADERS", "Guard", "new_token"]
+__all__ = ["COOKIE", "HEADERS", "Guard", "cookie_name", "new_token"]
 
 COOKIE = "toolslip_console"
 HEADERS = {
@@ -72,11 +72,11 @@ class Guard:
             rest = {k: v for k, v in request.query.items() if k != "token"}
             target = request.path + ("?" + urlencode(rest) if rest else "")
             response = web.Response(status=303, headers={"Location": target})
-            response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict", path="/")
+            response.set_cookie(cookie_name(request), self.token, httponly=True, samesite="Strict", path="/")
             return response
         bearer = request.headers.get("Authorization", "")
         by_header = bearer.startswith("Bearer ") and self._ok(bearer.removeprefix("Bearer "))
-        by_cookie = self._ok(request.cookies.get(COOKIE, ""))
+        by_cookie = self._ok(request.cookies.get(cookie_name(request), ""))
         if not (by_header or by_cookie):
             return _refuse(request, 401, "this console needs its access token: open the URL it printed at start")
         if request.method not in ("GET", "HEAD", "OPTIONS"):
@@ -93,6 +93,13 @@ class Guard:
 
     def _ok(self, given: str) -> bool:
         return hmac.compare_digest(given.encode(), self.token.encode())
+
+
+def cookie_name(request: web.Request) -> str:
+    """``toolslip_console_PORT``: cookies are shared by every port of a host, and two consoles (two tokens)
+    on one machine must not overwrite each other's."""
+    port = request.host.rpartition(":")[2] if not request.host.endswith("]") else ""
+    return f"{COOKIE}_{port}" if port.isdigit() else COOKIE
 
 
 def _refuse(request: web.Request, status: int, why: str) -> web.Response:
