@@ -107,6 +107,7 @@ def _held_json(call: HeldCall, decided: dict[str, Any]) -> dict[str, Any]:
         "arguments": dict(call.arguments),
         "reason": call.reason,
         "interrupted": call.interrupted,
+        "asked": call.asked,
         "shown": call.hash,
         "decision": done,
     }

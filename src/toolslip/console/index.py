@@ -52,6 +52,8 @@ class RunRow:
     """The state its last entry says, before a live lease is looked at."""
     message: str = ""
     held: int = 0
+    asking: set[str] = field(default_factory=set)
+    """Calls the running run asks about through the inbox and waits on."""
     holder: Holder | None = field(default=None, repr=False)
     last_seq: int = 0
     """The newest entry read: the row's version, for live pages."""
@@ -75,7 +77,11 @@ class RunRow:
         data = entry.data
         self.updated, self.last_seq = entry.at, max(self.last_seq, entry.seq)
         self.started = self.started or entry.at
+        if entry.kind == "ask":
+            self.asking.add(data.get("call_id", ""))
+            return
         if entry.kind == "decision":  # written by the resuming process: the run goes on after it
+            self.asking.discard(data.get("call_id", ""))
             return
         self.steps = max(self.steps, entry.step)
         self.ended, self.message = "interrupted", ""
@@ -223,10 +229,11 @@ class RunIndex:
         return dict(sorted(counts.items()))
 
     def held(self) -> list[RunRow]:
-        """Runs that may hold calls waiting for a decision: paused ones, and interrupted ones (cut-off calls)."""
+        """Runs that may hold calls waiting for a decision: paused ones, interrupted ones (cut-off calls), and
+        running ones asking through the inbox."""
         now = time.time()
         return sorted(
-            (r for r in self.rows.values() if r.state(now) in ("paused", "interrupted")),
+            (r for r in self.rows.values() if r.state(now) in ("paused", "interrupted") or r.asking),
             key=lambda r: r.updated,
             reverse=True,
         )

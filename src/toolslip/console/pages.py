@@ -287,6 +287,7 @@ def inbox_items(held: Sequence[HeldCall], csrf: str, *, decided: Mapping[str, An
         done = decided.get(key)
         run = html('run <a href="/runs/{}">{}</a> ', h.run_id, h.run_id) if link else Html("")
         what = "cut off by an interruption: run it again?" if h.interrupted else "waiting for a decision"
+        what = "asked by the running process, which waits for your answer" if h.asked else what
         head = html(
             '{}step {}: <code>{}</code> ({}) {}<div class="why">{}</div>',
             run,
@@ -302,14 +303,14 @@ def inbox_items(held: Sequence[HeldCall], csrf: str, *, decided: Mapping[str, An
             continue
         edit = (
             Html("")
-            if h.interrupted
+            if not h.editable
             else html(
                 "<label>arguments (edit to approve with changes)"
                 '<textarea name="arguments" rows="6">{}</textarea></label>',
                 _json(dict(h.arguments)),
             )
         )
-        shown = fold(_json(dict(h.arguments))) if h.interrupted else Html("")
+        shown = Html("") if h.editable else fold(_json(dict(h.arguments)))
         form = html(
             '<form method="post" action="/inbox/decide" class="decide">'
             '<input type="hidden" name="csrf" value="{}"><input type="hidden" name="run" value="{}">'

@@ -55,7 +55,7 @@ class Console:
         self.guard = Guard(self.token, loopback=self.loopback)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="console-journal")
         self._changed = asyncio.Event()
-        self._held: dict[str, tuple[int, list[HeldCall]]] = {}
+        self._held: dict[str, tuple[tuple[int, bool], list[HeldCall]]] = {}
 
     async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` on the journal's thread."""
@@ -81,8 +81,10 @@ class Console:
         calls: list[HeldCall] = []
         for row in rows:
             cached = self._held.get(row.run_id)
-            if cached is None or cached[0] != row.last_seq:
-                cached = self._held[row.run_id] = (row.last_seq, held_calls(self.store.entries(row.run_id)))
+            running = row.state(time.time()) == "running"
+            if cached is None or cached[0] != (row.last_seq, running):
+                calls_now = held_calls(self.store.entries(row.run_id), running=running)
+                cached = self._held[row.run_id] = ((row.last_seq, running), calls_now)
             calls += cached[1]
         return calls
 

@@ -36,6 +36,7 @@ __all__ = [
     "HeldCall",
     "call_hash",
     "decide",
+    "decision_for",
     "describe_decision",
     "edit_response",
     "has_inbox",
@@ -62,6 +63,12 @@ class HeldCall:
     reason: str = ""
     interrupted: bool = False
     """Cut off by an interruption: approving runs it again (it may have happened once); no edits."""
+    asked: bool = False
+    """Asked about by the running process, which waits for the answer: approve or deny, no edits."""
+
+    @property
+    def editable(self) -> bool:
+        return not (self.interrupted or self.asked)
 
     @property
     def hash(self) -> str:
@@ -79,7 +86,7 @@ def held_calls(entries: Sequence[Entry], *, running: bool = False) -> list[HeldC
 
     ``running``: a live process holds the run, so a call with no recorded end is being executed, not cut off.
     """
-    own = [e for e in entries if e.kind != "decision"]
+    own = [e for e in entries if e.kind not in ("decision", "ask")]
     if not own:
         return []
     last = own[-1]
@@ -97,8 +104,26 @@ def held_calls(entries: Sequence[Entry], *, running: bool = False) -> list[HeldC
             for p in last.data.get("pending", ())
         ]
     if running:
-        return []
+        return _asked(entries)
     return _cut_off(own)
+
+
+def _asked(entries: Sequence[Entry]) -> list[HeldCall]:
+    """Calls a running run asks about and waits on (``Journal.inbox_approver``): an ``ask`` with no decision."""
+    answered = {(e.step, e.data.get("call_id")) for e in entries if e.kind == "decision"}
+    return [
+        HeldCall(
+            run_id=e.run_id,
+            step=e.step,
+            call_id=e.data["call_id"],
+            tool=e.data["tool"],
+            arguments=e.data.get("arguments") or {},
+            reason=e.data.get("reason", ""),
+            asked=True,
+        )
+        for e in entries
+        if e.kind == "ask" and (e.step, e.data["call_id"]) not in answered
+    ]
 
 
 def _arguments(part: Mapping[str, Any]) -> Any:
@@ -160,6 +185,8 @@ def decide(
         raise DecisionRefused(f"call {call_id} of run {run_id} is not the one shown; reload and decide again")
     if arguments is not None and call.interrupted:
         raise DecisionRefused("a call cut off by an interruption is run again as it was, or not at all")
+    if arguments is not None and call.asked:
+        raise DecisionRefused("the run asking about this call waits for a yes or no; it cannot take edits")
     if arguments is not None and not approved:
         raise DecisionRefused("edited arguments come with an approval, not a denial")
     data: dict[str, Any] = {"call_id": call_id, "tool": call.tool, "approved": approved, "note": note, "by": by}
@@ -169,6 +196,12 @@ def decide(
     if not _box(store).put(run_id, call.step, call_id, shown, data):
         raise DecisionRefused(f"call {call_id} of run {run_id} was decided already")
     return call
+
+
+def decision_for(store: JournalStore, run_id: str, step: int, call_id: str, shown: str) -> dict[str, Any] | None:
+    """The inbox's decision about one call as shown (:func:`call_hash`), if one was made yet."""
+    found = _box(store).get(run_id) if has_inbox(store) else []
+    return next((d for d in found if (d["step"], d["call_id"], d["shown"]) == (step, call_id, shown)), None)
 
 
 def inbox_decisions(store: JournalStore, run_id: str, entries: Sequence[Entry]) -> list[dict[str, Any]]:

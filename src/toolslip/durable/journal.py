@@ -48,9 +48,9 @@ from ..core.messages import (
     part_from_dict,
     part_to_dict,
 )
-from .decisions import PENDING, REFUSED, Approver, Decision, as_decisions
+from .decisions import PENDING, REFUSED, ApprovalRequest, Approver, Decision, as_decisions
 from .dedup import Dedup, duplicate_answer, idempotency_key
-from .inbox import edit_response, held_calls, inbox_decisions
+from .inbox import call_hash, decision_for, edit_response, held_calls, inbox_decisions
 from .journal_store import Entry, JournalStore, RunSummary, SqliteStore, default_journal_path
 from .lease import Lease, LeaseKeeper
 from .replay import Recording, Replay
@@ -197,6 +197,8 @@ class Journal:
         self._leases: dict[str, Lease | None] = {}
         self._active: set[str] = set()
         self._read: dict[str, list[Entry]] = {}
+        self._asking: dict[str, int] = {}
+        """Run id -> the step of the call being decided (an approver is not told the step)."""
         self._inbox: dict[str, list[dict[str, Any]]] = {}
         """Decisions taken from the inbox for a run being resumed, journaled when it begins."""
 
@@ -235,15 +237,37 @@ class Journal:
         self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "", step: int | None = None
     ) -> None:
         """Write for a run this journal began, under its lease (RunBusy if another process took it over)."""
-        if not ctx.state.get(_BEGUN):
-            return
-        step = ctx.step if step is None else step
-        lease = self._leases.get(ctx.run_id)
+        if ctx.state.get(_BEGUN):
+            self._write(ctx.run_id, kind, data, step=ctx.step if step is None else step, key=key)
+
+    def _write(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int, key: str = "") -> None:
+        lease = self._leases.get(run_id)
         if lease is None:
-            self.store.append(ctx.run_id, kind, data, step=step, key=key)
+            self.store.append(run_id, kind, data, step=step, key=key)
         else:
             lease.check()  # renews it if the heartbeat fell behind
-            cast(LeasedStore, self.store).append(ctx.run_id, kind, data, step=step, key=key, lease=lease)
+            cast(LeasedStore, self.store).append(run_id, kind, data, step=step, key=key, lease=lease)
+
+    def inbox_approver(self, *, poll: float = 0.2) -> Approver:
+        """An approver that asks through the inbox and waits: for ``Approval(...)`` or ``TaintGate(approver=...)``
+        in a process no one watches. The call shows in ``toolslip console``'s inbox while the run holds its
+        lease; the person approves or denies it there (no edits: the call is already under way).
+        """
+
+        async def ask(request: ApprovalRequest) -> Decision:
+            step = self._asking.get(request.run_id, 0)
+            shown = call_hash(request.run_id, step, request.call_id, request.tool, request.arguments)
+            self._write(request.run_id, "ask", {**request.to_dict(), "shown": shown}, step=step)
+            while True:
+                found = await asyncio.to_thread(decision_for, self.store, request.run_id, step, request.call_id, shown)
+                if found is not None:
+                    break
+                await asyncio.sleep(poll)  # another process decides: nothing here to wait on but the journal
+            data = {k: v for k, v in found.items() if k != "step"}
+            self._write(request.run_id, "decision", data, step=step)  # who decided, in the run's log
+            return Decision(approved=bool(found["approved"]), note=str(found.get("note") or ""))
+
+        return ask
 
     def _end(self, ctx: RunContext) -> None:
         if ctx.state.pop(_BEGUN, False):
@@ -283,12 +307,8 @@ class Journal:
     async def wait_and_resume(
         self, agent: Agent, result: RunResult, *, poll: float = 0.2, give_up: float | None = None
     ) -> RunResult:
-        """While ``result`` is a pause, wait for every held call to be decided in the inbox
-        (:mod:`toolslip.durable.inbox`), then resume the run; ``give_up`` seconds without them returns the pause.
-
-        This is how a worker with no person at its terminal asks one: the console (or an application through
-        its API) decides, and the run goes on here.
-        """
+        """While ``result`` is a pause, wait for every held call to be decided in the inbox (the console, an
+        application through its API), then resume the run here; ``give_up`` seconds without them: the pause."""
         deadline = None if give_up is None else time.monotonic() + give_up
         while result.stop_reason == "paused":
             entries = self.store.entries(result.run_id)
@@ -310,6 +330,7 @@ class _Replayer(Replay):
         """(run id, step, call id) of interrupted side-effecting calls approved to run again."""
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
+        self.journal._asking[ctx.run_id] = ctx.step  # calls that are asked about run one at a time
         answer = await super().before_tool(ctx, call, tool)
         if (ctx.step, call.id) in self.state(ctx).reruns:
             self.reran.add((ctx.run_id, ctx.step, call.id))
