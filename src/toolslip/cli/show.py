@@ -84,6 +84,9 @@ def format_entry(entry: Entry) -> str:
         return f"{head}: {data.get('status')}: {data.get('error', '')}"
     if entry.kind == "decision":
         return f"{head}: {describe_decision(data)}"
+    if entry.kind == "ask":  # the run waits for the inbox (journal.inbox_approver)
+        call = f"{data.get('call_id')} {data.get('tool')} {_json(data.get('arguments'))}"
+        return f"{head}: {call} asked: {data.get('reason')}"
     if entry.kind == "finish":
         pending = "".join(
             f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"

@@ -266,6 +266,10 @@ class _Timeline:
     def _resume(self, e: Entry, head: Html) -> Html:
         return html("{}resumed", head)
 
+    def _ask(self, e: Entry, head: Html) -> Html:
+        d = e.data
+        return html("{}asks about <code>{}</code> ({}): {}", head, d.get("tool"), d.get("call_id"), d.get("reason"))
+
 
 def _step_cost(model: str, usage: Any) -> float | None:
     """A step's cost when genai-prices knows the model; never raises (a page must render)."""
