@@ -54,7 +54,7 @@ def make_app(console: Console) -> web.Application:
     add_stream_routes(app, console)
 
     async def following(app: web.Application) -> AsyncIterator[None]:
-        await console.db(console.index.refresh)
+        await console.refresh()  # the whole journal read once before the first page
         task = asyncio.create_task(console.follow())
         yield
         task.cancel()

@@ -32,6 +32,7 @@ GAP_WAIT = 10.0
 """Seconds a missing ``seq`` is waited for (an insert not yet committed) before it counts as never coming."""
 
 _BATCH = 20_000
+_SQLITE_AFTER = "SELECT seq, run_id, at, kind, step, key, data FROM entries WHERE seq > ? ORDER BY seq LIMIT ?"
 
 
 @dataclass(kw_only=True)
@@ -125,14 +126,12 @@ class _Feed:
                     (seq, _BATCH),
                 ).fetchall()
         else:
-            rows = (
-                self._sqlite()
-                .execute(
-                    "SELECT seq, run_id, at, kind, step, key, data FROM entries WHERE seq > ? ORDER BY seq LIMIT ?",
-                    (seq, _BATCH),
-                )
-                .fetchall()
-            )
+            try:
+                rows = self._sqlite().execute(_SQLITE_AFTER, (seq, _BATCH)).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):
+                    raise
+                return []  # the file exists, and its first run is writing the schema right now
         return [
             Entry(seq=s, run_id=r, at=a, kind=k, step=st, key=key, data=orjson.loads(bytes(d)))
             for s, r, a, k, st, key, d in rows

@@ -61,13 +61,17 @@ class Console:
         """Run ``fn`` on the journal's thread."""
         return await asyncio.get_running_loop().run_in_executor(self._worker, lambda: fn(*args, **kwargs))
 
+    async def refresh(self) -> None:
+        """Fold the journal's new entries into the index; wake the live pages if anything changed."""
+        with contextlib.suppress(Exception):  # a journal briefly locked or away: try again next time
+            if await self.db(self.index.refresh):
+                self._changed.set()
+                self._changed = asyncio.Event()
+
     async def follow(self) -> None:
-        """Fold the journal's new entries into the index, forever; wakes the live pages on a change."""
+        """:meth:`refresh` forever, every :data:`POLL` seconds."""
         while True:
-            with contextlib.suppress(Exception):  # a journal briefly locked or away: try again next time
-                if await self.db(self.index.refresh):
-                    self._changed.set()
-                    self._changed = asyncio.Event()
+            await self.refresh()
             await asyncio.sleep(POLL)
 
     async def changed(self, seconds: float) -> None:
