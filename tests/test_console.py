@@ -114,6 +114,8 @@ async def test_a_cross_site_or_rebound_decision_is_refused(base: tuple[str, Cons
             assert r.status == 303
         decision = (await _held(s, url))["decision"]
         assert decision["approved"] is True and decision["by"] == "tester"
+        async with s.post(url + "/inbox/decide", data=form, headers={"Origin": url}, allow_redirects=False) as r:
+            assert r.status == 409 and "decided already" in await r.text()  # a second form, one sentence
 
 
 async def test_the_api_decides_a_held_call_bound_to_the_arguments_shown(base: tuple[str, Console]) -> None:

@@ -173,10 +173,8 @@ class _Routes:
 
     async def inbox(self, request: web.Request) -> web.StreamResponse:
         items = await self._inbox_items()
-        error = html('<p class="error">{}</p>', request.query["error"]) if "error" in request.query else Html("")
         body = html(
-            '<h1>Inbox: calls waiting for a decision</h1>{}<ul class="inbox" id="live" data-live="/inbox/live">{}</ul>',
-            error,
+            '<h1>Inbox: calls waiting for a decision</h1><ul class="inbox" id="live" data-live="/inbox/live">{}</ul>',
             Html(items),
         )
         return _page(page("inbox", body, active="inbox"))
@@ -229,10 +227,6 @@ def _back(request: web.Request, run_id: str, error: str) -> web.StreamResponse:
     came = request.headers.get("Referer", "")
     target = f"/runs/{run_id}" if f"/runs/{run_id}" in came else "/inbox"
     if error:
-        if target == "/inbox":
-            from urllib.parse import urlencode
-
-            raise web.HTTPSeeOther("/inbox?" + urlencode({"error": error}))
         return _page(page("refused", html('<p class="error">{}</p><p><a href="{}">back</a></p>', error, target)), 409)
     raise web.HTTPSeeOther(target)
 
