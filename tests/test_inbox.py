@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from toolslip import Agent, Approval, Dedup, Journal, Toolbox, tool
+from toolslip.core.messages import ToolCall
 from toolslip.durable.inbox import DecisionRefused, decide, held_calls
 from toolslip.testing import ScriptedModel, call
 
@@ -156,3 +157,23 @@ def test_a_side_effect_cut_off_by_a_killed_process_waits_in_the_inbox_and_runs_a
     result = asyncio.run(journal.resume(agent, "cut"))
     assert (result.stop_reason, paid) == ("completed", [("bob", 20)])
     assert [e.data["by"] for e in journal.store.entries("cut") if e.kind == "decision"] == ["dave"]
+
+
+async def test_a_decision_for_one_run_never_answers_another_run_s_call_of_the_same_id(tmp_path: Path) -> None:
+    from toolslip.testing import FunctionModel, last_results
+
+    journal, paid = Journal(tmp_path / "runs.sqlite"), []
+
+    def answer(request: object) -> object:  # numbers its calls afresh in every run, as many models do
+        pay = ToolCall(id="call_0", name="pay", arguments={"to": "bob", "amount": 20})
+        return "done" if last_results(request) else pay  # type: ignore[arg-type]
+
+    agent = _agent(journal, paid)
+    agent = Agent(model=FunctionModel(answer), tools=agent.tools, hooks=agent.hooks)
+    first = await agent.arun("pay bob", run_id="a")
+    [held] = held_calls(journal.store.entries("a"))
+    decide(journal.store, "a", held.call_id, shown=held.hash, approved=True)
+    assert (await journal.wait_and_resume(agent, first, give_up=10)).stop_reason == "completed"
+    second = await agent.arun("pay bob", run_id="b")  # the same call id: it must be asked about again
+    assert second.stop_reason == "paused" and paid == [("bob", 20)]
+    assert [h.call_id for h in held_calls(journal.store.entries("b"))] == ["call_0"] == [held.call_id]

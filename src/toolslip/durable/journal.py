@@ -48,7 +48,7 @@ from ..core.messages import (
     part_from_dict,
     part_to_dict,
 )
-from .decisions import PENDING, REFUSED, ApprovalRequest, Approver, Decision, as_decisions
+from .decisions import DECISIONS, PENDING, REFUSED, ApprovalRequest, Approver, Decision, as_decisions
 from .dedup import Dedup, duplicate_answer, idempotency_key
 from .inbox import call_hash, decision_for, edit_response, held_calls, inbox_decisions
 from .journal_store import Entry, JournalStore, RunSummary, SqliteStore, default_journal_path
@@ -200,6 +200,7 @@ class Journal:
         self._asking: dict[str, int] = {}
         """Run id -> the step of the call being decided (an approver is not told the step)."""
         self._inbox: dict[str, list[dict[str, Any]]] = {}
+        self._decisions: dict[str, dict[str, Decision]] = {}  # given to resume(): for that run, and no other
         """Decisions taken from the inbox for a run being resumed, journaled when it begins."""
 
     def wrap(self, *hooks: Hook) -> list[Hook]:
@@ -299,13 +300,14 @@ class Journal:
             raise ConfigError(f"no run {run_id!r} in the journal; `toolslip runs` lists the runs it holds")
         inbox = [d for d in inbox_decisions(self.store, run_id, entries) if d["call_id"] not in (decisions or {})]
         self._inbox[run_id] = inbox
-        self.replayer.decisions.update({d["call_id"]: Decision(approved=d["approved"], note=d["note"]) for d in inbox})
-        self.replayer.decisions.update(as_decisions(decisions))
+        # For this run only: a call id of another run (models number calls afresh) must not find them.
+        given = {d["call_id"]: Decision(approved=d["approved"], note=d["note"]) for d in inbox}
+        self._decisions[run_id] = given | as_decisions(decisions)
         self._read[run_id] = entries  # the replayer uses them instead of reading the run again
         return await agent.arun(recording.messages, run_id=run_id, on_event=on_event, deps=deps)
 
     async def wait_and_resume(
-        self, agent: Agent, result: RunResult, *, poll: float = 0.2, give_up: float | None = None
+        self, agent: Agent, result: RunResult, *, poll: float = 0.2, give_up: float | None = None, deps: Any = None
     ) -> RunResult:
         """While ``result`` is a pause, wait for every held call to be decided in the inbox (the console, an
         application through its API), then resume the run here; ``give_up`` seconds without them: the pause."""
@@ -314,7 +316,7 @@ class Journal:
             entries = self.store.entries(result.run_id)
             waiting = held_calls(entries)
             if waiting and len(inbox_decisions(self.store, result.run_id, entries)) >= len(waiting):
-                result = await self.resume(agent, result.run_id)
+                result = await self.resume(agent, result.run_id, deps=deps)
                 continue
             if deadline is not None and time.monotonic() > deadline:
                 break
@@ -341,6 +343,7 @@ class _Replayer(Replay):
         entries = self.journal._read.pop(ctx.run_id, None) or self.journal.store.entries(ctx.run_id)
         recording = recording_from_entries(entries)
         ctx.state[_TALLY] = _tally(entries)
+        ctx.state.setdefault(DECISIONS, {}).update(self.journal._decisions.pop(ctx.run_id, {}))
         if recording is not None:
             self.journal._append(ctx, "resume", {"responses": len(recording.responses)})
             for decision in self.journal._inbox.pop(ctx.run_id, ()):  # who decided, and any edit, in the run's log
