@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..durable.inbox import HeldCall, decide, held_calls, inbox_decisions
+from ..durable.inbox import HeldCall, decide, decision_for, held_calls
 from ..durable.journal_store import Entry
 from ..durable.stores import LeasedStore
 from .index import RunIndex, RunRow
@@ -94,11 +94,8 @@ class Console:
 
     def decided(self, calls: list[HeldCall]) -> dict[str, Any]:
         """Decisions already in the inbox for ``calls``, by ``run/step/call``."""
-        out: dict[str, Any] = {}
-        for run_id in {c.run_id for c in calls}:
-            for d in inbox_decisions(self.store, run_id, self.store.entries(run_id)):
-                out[f"{run_id}/{d['step']}/{d['call_id']}"] = d
-        return out
+        found = ((c, decision_for(self.store, c.run_id, c.step, c.call_id, c.hash)) for c in calls)
+        return {f"{c.run_id}/{c.step}/{c.call_id}": d for c, d in found if d is not None}
 
     def inbox(self) -> tuple[list[HeldCall], dict[str, Any]]:
         calls = self.held(self.index.held()[:_INBOX_RUNS])
