@@ -101,7 +101,11 @@ def test_a_denied_payment_s_reason_reaches_the_model(browser: Any, journal: str,
 
 
 @pytest.mark.slow
-def test_twenty_runs_in_other_processes_appear_and_progress_on_the_open_runs_page(browser: Any, journal: str) -> None:
+def test_twenty_runs_in_other_processes_appear_and_progress_on_the_open_runs_page(
+    browser: Any, journal_at: str
+) -> None:
+    journal = journal_at  # a SQLite file, and a PostgreSQL journal
+    seed(journal)
     with console(journal) as c:
         page = _signed_in(browser, c.url, c.token)
         page.goto(f"{c.url}/runs")
