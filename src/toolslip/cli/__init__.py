@@ -35,6 +35,7 @@ COMMANDS: tuple[str, ...] = (
     "resume",
     "runs",
     "show",
+    "console",
     "injection",
     "mcp-serve",
     "tools",
