@@ -42,8 +42,8 @@ async def get_weather(city: str) -> str:
     return json.dumps({"city": city, "temp": 28, "unit": "celsius", "desc": "cloudy"})
 
 
-async def run_tool_runner(base: str) -> tuple[str, list[dict[str, Any]]]:
-    """The default tool runner's final text, and the request bodies it sent."""
+async def run_tool_runner(base: str, *, stream: bool = False) -> tuple[str, list[dict[str, Any]]]:
+    """The default tool runner's final text, and the request bodies it sent (streamed, or not)."""
     sent: list[dict[str, Any]] = []
 
     async def record(request: Any) -> None:
@@ -58,7 +58,12 @@ async def run_tool_runner(base: str) -> tuple[str, list[dict[str, Any]]]:
             tools=[get_weather],
             messages=[{"role": "user", "content": QUESTION}],
             max_iterations=4,
+            stream=stream,
         )
+        if stream:  # each turn's events are read as they come, as a streaming loop does
+            async for turn in runner:
+                async for _ in turn:
+                    pass
         final = await runner.until_done()
     return "".join(b.text for b in final.content if b.type == "text"), sent
 
@@ -81,11 +86,12 @@ async def scripted() -> AsyncIterator[tuple[ScriptedModel, str]]:
         yield model, url
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 async def test_the_sdks_default_tool_runner_threads_its_loop_against_the_scripted_model(
-    scripted: tuple[ScriptedModel, str],
+    scripted: tuple[ScriptedModel, str], stream: bool
 ) -> None:
     model, base = scripted
-    text, sent = await run_tool_runner(base)
+    text, sent = await run_tool_runner(base, stream=stream)
     assert text == "It is 28 °C and cloudy in Beijing."
     check_threaded(sent)
     # The model was asked the whole conversation each time: the server put the thread back together.
