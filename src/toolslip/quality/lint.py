@@ -425,7 +425,7 @@ def _pairs(subjects: list[_Subject]) -> Iterator[Finding]:
                 f"{a} and {b} do the same to the same object (similarity {score:.2f}): the model has to guess",
                 views[a][1],
                 f"merge them into one tool, or make each description name the other: in {a} write "
-                f'"for {r.first_sentence(views[b][1]) or b}, use {b} instead", and the reverse in {b}',
+                f'"{r.signpost(views[b][1], b)}", and the reverse in {b}',
                 other=b,
             )
         elif same and score >= NEIGHBOUR:
