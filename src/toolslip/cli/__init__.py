@@ -127,6 +127,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print("toolslip: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     args, extra = parser.parse_known_args(argv)
+    args.argv = ["toolslip", *(sys.argv[1:] if argv is None else argv)]  # the command as typed, for records
     if extra:  # argparse would name the top command ("toolslip: unrecognized arguments"), not the one used
         unknown = " ".join(extra)
         print(
