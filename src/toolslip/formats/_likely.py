@@ -9,6 +9,8 @@ that would fail too is no help.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..core.errors import FormatError
 from . import read_declaration
 
@@ -18,15 +20,14 @@ _SAME_TOOLS = {"openai-chat", "ollama"}
 """Ollama declares tools as Chat does: a Chat-shaped declaration says nothing against ``ollama``."""
 
 
-def misread(exc: FormatError, data: object, source: str, kind: str) -> FormatError:
-    """``exc``, led by the format ``data`` looks like when that is not ``source`` and reads ``data`` cleanly."""
+def misread(exc: FormatError, data: object, source: str, kind: str, reads: Callable[[str], object]) -> FormatError:
+    """``exc``, led by the format ``data`` looks like when that is not ``source`` and ``reads(format)``
+    (the conversion of ``data`` from that format to itself) raises no FormatError."""
     likely = _likely(data, kind)
     if likely is None or likely == source or {likely, source} == _SAME_TOOLS:
         return exc
-    from .conversion import convert
-
     try:
-        convert(data, from_=likely, to=likely, what=kind)  # type: ignore[arg-type]  # kind is one of What
+        reads(likely)
     except FormatError:
         return exc
     said = f"give {likely} as its format (--from {likely}); read as {source}: {exc}"

@@ -33,7 +33,7 @@ from ._check_scan import SCANNERS, Json, Problem, Scan, Turn, not_an_object
 from .schema import name_pattern
 from .server_tools import declared_server_tools
 
-__all__ = ["CheckReport", "Problem", "check", "check_request", "detect_format", "evident_format", "repair_messages"]
+__all__ = ["CheckReport", "Problem", "check", "check_request", "detect_format", "repair_messages"]
 
 NOT_EXECUTED = "not executed: no result was recorded for this call"
 _SCHEMA_KEY = {"anthropic": "input_schema"}

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from ..core.errors import FormatError
 from ..core.messages import Message, ModelResponse, OutputSchema, Request, Settings, ToolSpec, UseTool
@@ -96,7 +96,12 @@ def convert(
                 kind = detect_kind(data, from_)
             except FormatError:
                 raise exc from None
-        raise misread(exc, data, from_, kind) from None
+        what_it_is = cast(What, kind)
+
+        def reads(fmt: str) -> Conversion:
+            return _convert(data, from_=fmt, to=fmt, what=what_it_is, on_loss="error", split_calls=False)
+
+        raise misread(exc, data, from_, kind, reads) from None
 
 
 def _convert(data: object, *, from_: str, to: str, what: What, on_loss: OnLoss, split_calls: bool) -> Conversion:
