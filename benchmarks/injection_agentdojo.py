@@ -254,7 +254,7 @@ def toolbox(suite: Any, env: Any) -> Toolbox:
             result, error = runtime.run_function(env, _name, arguments)
             if error is not None:
                 raise RuntimeError(error)
-            return _as_json(result)
+            return OUTPUT[0](result)
 
         effects = "read_only" if name.startswith(READS) and name not in EFFECTS else EFFECTS.get(name, "side_effect")
         tool = Tool.from_schema(
@@ -270,6 +270,13 @@ def toolbox(suite: Any, env: Any) -> Toolbox:
     return Toolbox(tools)
 
 
+def _as_yaml(value: Any) -> str:
+    """A result as AgentDojo's own pipeline shows it to a model (its ``tool_result_to_str``: YAML)."""
+    from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+
+    return tool_result_to_str(value)
+
+
 def _as_json(value: Any) -> str:
     def plain(item: Any) -> Any:
         dump = getattr(item, "model_dump", None)
@@ -279,6 +286,10 @@ def _as_json(value: Any) -> str:
         return value
     data = [plain(v) for v in value] if isinstance(value, list) else plain(value)
     return json.dumps(data, ensure_ascii=False, default=str)
+
+
+OUTPUT: list[Callable[[Any], str]] = [_as_json]
+"""How a tool's result is written for the model (``--output``): set once, before the suites run."""
 
 
 # --- plans for the goals AgentDojo gives no ground truth for: this file's reading of each goal -----
@@ -592,7 +603,14 @@ def main() -> None:
     parser.add_argument("--suites", default="banking,slack,travel,workspace")
     parser.add_argument("--models", default="oracle,gullible")
     parser.add_argument("--defences", default="none,gate, no rules,gate+nohuman,gate+approver".replace(", ", "|"))
+    parser.add_argument(
+        "--output",
+        choices=("json", "yaml"),
+        default="json",
+        help="how tool results are shown to the model: JSON, or YAML as AgentDojo's own pipeline shows them",
+    )
     args = parser.parse_args()
+    OUTPUT[0] = _as_yaml if args.output == "yaml" else _as_json
     started = time.perf_counter()
     defences = [d.replace("|", ", ") for d in args.defences.split(",")]
     asyncio.run(measure(args.version, args.suites.split(","), defences, args.models.split(",")))
