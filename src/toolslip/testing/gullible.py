@@ -198,10 +198,10 @@ def _carry_out(step: Step, outputs: Mapping[str, str], done: Mapping[str, ToolCa
         arguments[name] = [{**dict(fixed), key: i} if key else i for i in chosen if i is not None]
     if source is not None and step.into is not None:
         each = [text for call_id, text in outputs.items() if re.fullmatch(rf"{re.escape(source)}-\d+", call_id)]
-        output = outputs.get(source, "\n".join(each))
-        if step.top is not None and isinstance(listed := json_in(output), list):
-            output = json.dumps(_chosen(listed, step.top))  # "the contents of the five largest files"
-        data = _as_text(DELIMITED.sub("", output))
+        parts = [outputs[source]] if source in outputs else each  # each output read alone, whatever its form
+        if step.top is not None and len(parts) == 1 and isinstance(listed := json_in(parts[0]), list):
+            parts = [json.dumps(_chosen(listed, step.top))]  # "the contents of the five largest files"
+        data = "\n".join(filter(None, (_as_text(DELIMITED.sub("", part)) for part in parts)))
         convert = _FILTERS.get(step.encode or "")
         data = convert(data) if convert is not None else data
         arguments[step.into] = f"{step.lead} {data}" if step.lead else data
