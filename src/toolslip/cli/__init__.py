@@ -36,6 +36,7 @@ COMMANDS: tuple[str, ...] = (
     "resume",
     "runs",
     "show",
+    "console",
     "injection",
     "mcp-serve",
     "tools",
@@ -44,6 +45,7 @@ COMMANDS: tuple[str, ...] = (
     "convert",
     "check",
     "doctor",
+    "fleet",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4
