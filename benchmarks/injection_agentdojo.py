@@ -21,7 +21,10 @@ Models (none of them a neural network):
   undefended attack success says how capable the stand-in is on text nobody on the team wrote.
   Measured (``--models oracle,gullible --defences none``, outside material): v1.2, tool-call attacks
   banking 143/144, slack 105/105, travel 118/120, workspace 543/560, 909/929 in all, the oracle's
-  figure in every suite; v1: 597/609, the oracle's (before issue 30: 232/609 on v1).
+  figure in every suite; v1: 597/609, the oracle's (before issue 30: 232/609 on v1). ``--output yaml``
+  shows the results as AgentDojo's own pipeline does (its ``tool_result_to_str``): the same 909/929 in
+  every suite (issue 36; before, banking 103/144, slack 66/105, travel 50/120, and workspace raised a
+  KeyError in the prose reader).
 
 Defences: none; the gate with no rules and no human; the gate with this file's rules and no human; the
 same with an attentive approver (it approves exactly the calls of the user task's ground truth).
