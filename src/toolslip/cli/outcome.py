@@ -1,8 +1,9 @@
 """How ``toolslip run`` and ``toolslip resume`` end: the stop line, what was refused or re-run, and a pause
 message that names each pending call and the exact command that decides it.
 
-A refusal never passes silently: the stop line counts refused calls and interrupted calls that were not
-run again, and every interrupted call that *was* run again is named.
+A refusal never passes silently: the stop line counts calls the user refused, calls a guard denied (the
+``--gate``, the secret guard) and interrupted calls that were not run again, and every interrupted call
+that *was* run again is named.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ __all__ = ["RERUN_NOTE", "Outcome", "one_line", "pause_message"]
 
 RERUN_NOTE = "re-run after the interruption"
 _WIDTH = 160
+_REFUSED = frozenset({"denied", "refused"})
+"""The notes of a call the user refused: the approval hook's, and the gate's when it asked the user."""
 
 
 class Outcome:
@@ -34,13 +37,16 @@ class Outcome:
         self.render = render
         self._is_rerun = rerun or (lambda step, call_id: False)
         self.refused = 0
+        self.denied = 0
         self.rerun: list[ToolCall] = []
         self.not_rerun: list[ToolCall] = []
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ToolFinished):
-            if event.note == "denied":
+            if event.note in _REFUSED:
                 self.refused += 1
+            elif event.note.startswith("denied by"):  # a guard's (the --gate, the secret guard): no one was asked
+                self.denied += 1
             elif event.note == NOT_RERUN_NOTE:
                 self.not_rerun.append(event.call)
             elif not event.note and self._is_rerun(event.step, event.call.id):
@@ -50,7 +56,12 @@ class Outcome:
 
     def stop_line(self, result: RunResult) -> str:
         served = "".join(f", {n} {key}" for key, n in result.usage.server_tool_use.items() if n)
-        counts = ((self.refused, "refused"), (len(self.not_rerun), "not re-run"), (len(self.rerun), "re-run"))
+        counts = (
+            (self.refused, "refused"),
+            (self.denied, "denied"),
+            (len(self.not_rerun), "not re-run"),
+            (len(self.rerun), "re-run"),
+        )
         notes = "".join(f", {n} {what}" for n, what in counts if n)
         cost = f", {dollars(result.cost)}" if result.cost else ""  # the local and scripted models cost nothing
         return (

@@ -64,6 +64,8 @@ class TrialRecord:
     attempt: int = 0
     """Retries of the same trial after a provider error or crash."""
     seed: int = 0
+    position: int = -1
+    """The task's place in its suite, which orders a report's rows (-1 in files written before it was kept)."""
     reward: float = 0.0
     reason: Reason = "crash"
     detail: str = ""
@@ -101,6 +103,7 @@ async def run_trial(
 ) -> TrialRecord:
     """Run one trial of ``task``; never raises for anything the trial itself does."""
     record = TrialRecord(suite=suite.name, model=model.name, task=task.id, trial=trial, attempt=attempt, seed=seed)
+    record.position = next((i for i, t in enumerate(suite.tasks) if t.id == task.id), -1)
     started = time.perf_counter()
     try:
         await _play(suite, task, model, record)
