@@ -26,6 +26,7 @@ from ..core.streaming import collect
 from ._sync import run_sync
 from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
 from .calls import execute_call, not_executed, truncate_output
+from .history import HistoryProcessor, HistoryProcessors
 from .hooks import Hook, RunContext, ToolAnswer
 from .limits import Budget, Limits
 from .tools import Toolbox, ToolLike, as_toolbox
@@ -72,6 +73,9 @@ class Agent(Generic[DataT]):
     ``None`` picks the model's default."""
     output_retries: int = 1
     """How many times an answer that does not fit goes back to the model before the run stops."""
+    history_processors: Sequence[HistoryProcessor] = ()
+    """Functions over the transcript run before each request, to keep a long run inside the model's window
+    (:mod:`toolslip.agent.history`): they change what is sent, never the run's own transcript."""
     _answer: Answer[DataT] | None = field(default=None, init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
@@ -86,6 +90,8 @@ class Agent(Generic[DataT]):
             )
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.history_processors:  # first, so the journal, the gate and budgets see what is really sent
+            self.hooks = (HistoryProcessors(self.history_processors), *self.hooks)
         if self.stream and not callable(getattr(self.model, "stream", None)):
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
         for hook in self.hooks:
@@ -357,6 +363,7 @@ def make_agent(
     output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
+    history_processors: Sequence[HistoryProcessor] = (),
 ) -> Agent[DataT]:
     if isinstance(model, str):
         from ..providers import resolve_model
@@ -373,6 +380,7 @@ def make_agent(
         output_type=output_type,
         output_mode=output_mode,
         output_retries=output_retries,
+        history_processors=history_processors,
     )
 
 
@@ -390,6 +398,7 @@ async def arun(
     output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
+    history_processors: Sequence[HistoryProcessor] = (),
 ) -> RunResult[DataT]:
     """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
 
@@ -410,6 +419,7 @@ async def arun(
         output_type=output_type,
         output_mode=output_mode,
         output_retries=output_retries,
+        history_processors=history_processors,
     )
     try:
         return await agent.arun(prompt, on_event=on_event)

@@ -19,6 +19,8 @@ __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicModel"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The ``anthropic-beta`` value a request with ``context_management`` edits needs."""
 
 
 class AnthropicModel(HttpModel):
@@ -44,6 +46,8 @@ class AnthropicModel(HttpModel):
 
     def headers_for(self, request: Request) -> Mapping[str, str] | None:
         betas = anthropic_betas(request.server_tools)
+        if "context_management" in request.settings.extra:  # toolslip.agent.history.provider_context_management
+            betas.append(CONTEXT_MANAGEMENT_BETA)
         if not betas:
             return None
         given = [b.strip() for b in self._http.headers.get("anthropic-beta", "").split(",") if b.strip()]
