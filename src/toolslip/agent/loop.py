@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeAlias
 from ..core.errors import ConfigError
 from ..core.events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from ..core.messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult
-from ..core.model import Model
+from ..core.model import CURRENT_RUN, Model
 from ..core.result import DataT, RunResult, RunStopReason
 from ..core.streaming import collect
 from ._sync import run_sync
@@ -127,12 +127,15 @@ class Agent(Generic[DataT]):
             emit=on_event,
         )
         budget = Budget(limits or self.limits, self.model.name)
+        reporting = CURRENT_RUN.set(ctx)
         try:
             return await self._loop(ctx, budget)
         except BaseException as exc:  # hooks close what they opened (trace spans) before it propagates
             for hook in self.hooks:
                 await hook.on_error(ctx, exc)
             raise
+        finally:
+            CURRENT_RUN.reset(reporting)
 
     def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult[DataT]:
         """Synchronous :meth:`arun` for scripts without a running event loop.

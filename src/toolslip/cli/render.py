@@ -14,7 +14,7 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..core.events import Event, GateDecided, ModelResponded, TextDelta, ToolCallReady, ToolFinished
+from ..core.events import Event, GateDecided, ModelResponded, ModelSwitched, TextDelta, ToolCallReady, ToolFinished
 from ..formats.server_calls import describe
 
 __all__ = ["Renderer", "format_call"]
@@ -65,6 +65,11 @@ class Renderer:
         if isinstance(event, ToolCallReady):
             shown = format_call(event.call.name, event.call.arguments, event.call.raw_arguments)
             print(f"[step {event.step}] calling {shown}", file=self.out, flush=True)
+        elif isinstance(event, ModelSwitched):
+            why = f" after {'; '.join(event.failed)}" if event.failed else ""
+            print(f"[step {event.step}] answered by {event.model}{why}", file=self.out, flush=True)
+            for what in event.dropped:
+                print(f"[step {event.step}]   not sent to {event.model}: {what}", file=self.out, flush=True)
         elif isinstance(event, GateDecided):
             from ..guard.policy import describe_decision
 

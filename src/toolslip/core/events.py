@@ -15,6 +15,7 @@ __all__ = [
     "GateDecided",
     "ModelCalled",
     "ModelResponded",
+    "ModelSwitched",
     "RunFinished",
     "TextDelta",
     "ToolCallReady",
@@ -67,6 +68,19 @@ class ModelResponded:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelSwitched:
+    """A step was answered by another model than the first choice (:class:`~toolslip.FallbackModel`)."""
+
+    step: int
+    model: str
+    """The model that answered."""
+    failed: tuple[str, ...] = ()
+    """Each model tried before it and why it was passed over (``anthropic:claude-x: 529 overloaded``)."""
+    dropped: tuple[str, ...] = ()
+    """What the transcript held that this model's wire cannot take (another provider's signed reasoning)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
     step: int
     call: ToolCall
@@ -111,6 +125,7 @@ Event: TypeAlias = (
     | ToolCallStarted
     | ToolCallReady
     | ModelResponded
+    | ModelSwitched
     | ToolStarted
     | ToolFinished
     | GateDecided

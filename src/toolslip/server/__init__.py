@@ -56,7 +56,7 @@ from typing import Any, Protocol
 
 import orjson
 from aiohttp import web
-from aiohttp.typedefs import Handler
+from aiohttp.typedefs import Handler, Middleware
 
 from ..core.errors import ConfigError, FormatError, ProviderError, ToolslipError
 from ..core.messages import Message, ModelResponse, Request, Usage
@@ -73,6 +73,7 @@ from ..formats.server_tools import declared_server_tools
 from ..formats.sse import encode
 from .checks import Check, Rejection, check_chat, check_messages, check_responses
 from .echo import ECHOES, Echo, request_ids
+from .faults import fault_middleware
 from .live import HungUp, Live
 from .wire_checks import not_local
 from .wires import ROUTES as OTHER_ROUTES
@@ -349,8 +350,6 @@ async def _log_requests(request: web.Request, handler: Handler) -> web.StreamRes
 @web.middleware
 async def _protocol_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Unknown routes, wrong methods and crashes answer in the caller's protocol, never as HTML."""
-    anthropic_caller = request.path.startswith("/v1/messages") or "anthropic-version" in request.headers
-    shape: ErrorShape = anthropic_error if anthropic_caller else openai_error
     try:
         return await handler(request)
     except HungUp as exc:  # nothing to answer: the stream already began and its reader is gone
@@ -363,9 +362,16 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
     except Exception as exc:  # a crash in the model must still answer in the caller's protocol
         log.exception("toolslip serve: %s %s failed", request.method, request.path)
         status, message = 500, f"internal error: {type(exc).__name__}: {exc}"
+    return _error(request, status, message)
+
+
+def _error(request: web.Request, status: int, message: str) -> web.Response:
+    """An error in the caller's protocol: Gemini, Bedrock and Ollama clients get their own service's error
+    (wires.py), Anthropic callers Anthropic's, every other caller OpenAI's."""
+    anthropic_caller = request.path.startswith("/v1/messages") or "anthropic-version" in request.headers
+    shape: ErrorShape = anthropic_error if anthropic_caller else openai_error
     trace = _trace()
     trace.error = message
-    # Gemini, Bedrock and Ollama clients get their own service's error (wires.py)
     return error_response(request.path, status, message) or _json(
         status, shape(status, Rejection(message), trace.ids[1])
     )
@@ -379,9 +385,14 @@ async def _request_id_headers(request: web.Request, response: web.StreamResponse
         response.headers[IGNORED_HEADER] = ",".join(trace.ignored)
 
 
-def create_app(model: Model) -> web.Application:
-    """An aiohttp application serving ``model`` over all three protocols (run it with aiohttp's runners)."""
-    app = web.Application(client_max_size=MAX_BODY, middlewares=[_log_requests, _protocol_errors])
+def create_app(model: Model, *, faults: float = 0.0, seed: int | None = None) -> web.Application:
+    """An aiohttp application serving ``model`` over all three protocols (run it with aiohttp's runners).
+
+    ``faults``: the share of model requests refused as overloaded (:mod:`.faults`), drawn from ``seed``."""
+    middlewares: list[Middleware] = [_log_requests, _protocol_errors]
+    if faults:
+        middlewares.append(fault_middleware(faults, _error, seed))
+    app = web.Application(client_max_size=MAX_BODY, middlewares=middlewares)
     app[_MODEL] = model
     app.on_response_prepare.append(_request_id_headers)
     chat = _Endpoint(openai_chat, check_chat, openai_error, openai_frames, choices=True, done=encode("[DONE]"))
@@ -401,13 +412,15 @@ def create_app(model: Model) -> web.Application:
 
 
 @contextlib.asynccontextmanager
-async def serve(model: Model, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
+async def serve(
+    model: Model, host: str = "127.0.0.1", port: int = 0, *, faults: float = 0.0, seed: int | None = None
+) -> AsyncIterator[str]:
     """Serve ``model`` until the block ends; yields the base URL (``http://127.0.0.1:PORT``).
 
     Port 0 picks a free port. OpenAI clients use ``BASE + "/v1"`` as their base URL, Anthropic clients
     ``BASE`` itself.
     """
-    runner = web.AppRunner(create_app(model), access_log=None)
+    runner = web.AppRunner(create_app(model, faults=faults, seed=seed), access_log=None)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
