@@ -246,8 +246,11 @@ class Journal:
         decisions: Mapping[str, Decision | bool] | None = None,
         *,
         on_event: Callable[[Event], None] | None = None,
+        deps: Any = None,
     ) -> RunResult:
-        """Run ``run_id`` on from where its journal ends; ``agent`` must carry this journal's hooks."""
+        """Run ``run_id`` on from where its journal ends; ``agent`` must carry this journal's hooks.
+
+        ``deps`` are given again by whoever resumes: the journal never holds a run's dependencies."""
         if self.replayer not in agent.hooks or self.recorder not in agent.hooks:
             raise ConfigError("the agent does not carry this journal's hooks; build it with hooks=journal.wrap(...)")
         if run_id in self._active:
@@ -262,7 +265,7 @@ class Journal:
             raise ConfigError(f"no run {run_id!r} in the journal; `toolslip runs` lists the runs it holds")
         self.replayer.decisions.update(as_decisions(decisions))
         self._read[run_id] = entries  # the replayer uses them instead of reading the run again
-        return await agent.arun(recording.messages, run_id=run_id, on_event=on_event)
+        return await agent.arun(recording.messages, run_id=run_id, on_event=on_event, deps=deps)
 
 
 class _Replayer(Replay):
