@@ -30,6 +30,7 @@ from .history import HistoryProcessor, HistoryProcessors
 from .hooks import Hook, RunContext, ToolAnswer
 from .limits import Budget, Limits
 from .tools import Toolbox, ToolLike, as_toolbox
+from .toolsets import PreparedTools, PrepareTools
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
 
@@ -74,8 +75,9 @@ class Agent(Generic[DataT]):
     output_retries: int = 1
     """How many times an answer that does not fit goes back to the model before the run stops."""
     history_processors: Sequence[HistoryProcessor] = ()
-    """Functions over the transcript run before each request, to keep a long run inside the model's window
-    (:mod:`toolslip.agent.history`): they change what is sent, never the run's own transcript."""
+    """Run over what each request sends, to fit the window (:mod:`toolslip.agent.history`)."""
+    prepare_tools: PrepareTools | None = None
+    """``fn(ctx, tools) -> tools``: the tools each step offers (:mod:`toolslip.agent.toolsets`)."""
     _answer: Answer[DataT] | None = field(default=None, init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
@@ -92,6 +94,8 @@ class Agent(Generic[DataT]):
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.history_processors:  # first, so the journal, the gate and budgets see what is really sent
             self.hooks = (HistoryProcessors(self.history_processors), *self.hooks)
+        if self.prepare_tools is not None or any(t.prepare is not None for t in self.tools):
+            self.hooks = (PreparedTools(self.prepare_tools), *self.hooks)
         if self.stream and not callable(getattr(self.model, "stream", None)):
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
         for hook in self.hooks:
@@ -372,7 +376,6 @@ def make_agent(
     output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
-    history_processors: Sequence[HistoryProcessor] = (),
 ) -> Agent[DataT]:
     if isinstance(model, str):
         from ..providers import resolve_model
@@ -389,7 +392,6 @@ def make_agent(
         output_type=output_type,
         output_mode=output_mode,
         output_retries=output_retries,
-        history_processors=history_processors,
     )
 
 
@@ -407,7 +409,6 @@ async def arun(
     output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
-    history_processors: Sequence[HistoryProcessor] = (),
     deps: Any = None,
 ) -> RunResult[DataT]:
     """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
@@ -430,7 +431,6 @@ async def arun(
         output_type=output_type,
         output_mode=output_mode,
         output_retries=output_retries,
-        history_processors=history_processors,
     )
     try:
         return await agent.arun(prompt, on_event=on_event, deps=deps)

@@ -35,6 +35,7 @@ import orjson
 
 from ..agent.hooks import Hook, RunContext, ToolAnswer
 from ..agent.tools import Tool
+from ..agent.toolsets import OFFERED
 from ..core.errors import ConfigError, RunBusy
 from ..core.messages import (
     ModelResponse,
@@ -142,6 +143,8 @@ def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
     for entry in entries:
         if entry.kind == "model":
             recording.responses[entry.step] = response_from_dict(entry.data["response"])
+            if "offered" in entry.data:
+                recording.offered[entry.step] = frozenset(entry.data["offered"])
         elif entry.kind == "tool_start":
             recording.started[entry.step, entry.data["call"]["id"]] = entry.key
         elif entry.kind == "tool_end":
@@ -314,7 +317,10 @@ class _Recorder(Hook):
 
     async def after_model(self, ctx: RunContext, request: Request, response: ModelResponse) -> ModelResponse:
         if ctx.step not in self.journal.replayer.state(ctx).steps:
-            self._append(ctx, "model", {"response": _compact(response_to_dict(response))})
+            data: dict[str, Any] = {"response": _compact(response_to_dict(response))}
+            if (offered := ctx.state.get(OFFERED)) is not None:  # tools that change by step: what this one had
+                data["offered"] = sorted(offered[0])
+            self._append(ctx, "model", data)
         return response
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
