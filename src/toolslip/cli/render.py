@@ -14,7 +14,16 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..core.events import Event, GateDecided, ModelResponded, ModelSwitched, TextDelta, ToolCallReady, ToolFinished
+from ..core.events import (
+    CacheBusted,
+    Event,
+    GateDecided,
+    ModelResponded,
+    ModelSwitched,
+    TextDelta,
+    ToolCallReady,
+    ToolFinished,
+)
 from ..formats.server_calls import describe
 
 __all__ = ["Renderer", "format_call"]
@@ -70,6 +79,9 @@ class Renderer:
             print(f"[step {event.step}] answered by {event.model}{why}", file=self.out, flush=True)
             for what in event.dropped:
                 print(f"[step {event.step}]   not sent to {event.model}: {what}", file=self.out, flush=True)
+        elif isinstance(event, CacheBusted):
+            said = f"[step {event.step}] warning: {event.reason}, so {event.model} cannot read its prompt cache"
+            print(said, file=self.out, flush=True)
         elif isinstance(event, GateDecided):
             from ..guard.policy import describe_decision
 

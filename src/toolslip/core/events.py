@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from .result import RunResult
 
 __all__ = [
+    "CacheBusted",
     "Event",
     "GateDecided",
     "ModelCalled",
@@ -81,6 +82,17 @@ class ModelSwitched:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CacheBusted:
+    """A warning: this step's request does not begin with what the previous one sent, so the provider's prompt
+    cache of it cannot be read and the whole prefix is billed again (:mod:`toolslip.formats.caching`)."""
+
+    step: int
+    model: str
+    reason: str
+    """What changed: ``the tools offered changed``, ``message 3 (tool) changed``..."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
     step: int
     call: ToolCall
@@ -126,6 +138,7 @@ Event: TypeAlias = (
     | ToolCallReady
     | ModelResponded
     | ModelSwitched
+    | CacheBusted
     | ToolStarted
     | ToolFinished
     | GateDecided

@@ -41,6 +41,11 @@ class AnthropicModel(HttpModel):
         self.version = version
         super().__init__(model, **options)
 
+    def caches_by_default(self, official: bool) -> bool:
+        """Anthropic caches only what a request marks, and an unused mark costs nothing: mark every request to
+        the service (a compatible server, a proxy or ``toolslip serve``, gets them with ``cache=True``)."""
+        return official
+
     def service_headers(self, api_key: str | None, official: bool) -> dict[str, str]:
         return {"anthropic-version": self.version, **({"x-api-key": api_key} if api_key else {})}
 

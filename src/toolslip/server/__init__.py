@@ -71,6 +71,7 @@ from ..formats import (
 )
 from ..formats.server_tools import declared_server_tools
 from ..formats.sse import encode
+from .cache import PromptCache
 from .checks import Check, Rejection, check_chat, check_messages, check_responses
 from .echo import ECHOES, Echo, request_ids
 from .faults import fault_middleware
@@ -88,6 +89,7 @@ IGNORED_HEADER = "x-toolslip-ignored"
 """Response header naming the request fields the served model ignored (say ``logprobs,reasoning``)."""
 ROUTES = f"POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models, {OTHER_ROUTES}"
 _MODEL: web.AppKey[Model] = web.AppKey("model", Model)
+_CACHE: web.AppKey[PromptCache | None] = web.AppKey("cache")
 
 
 @dataclasses.dataclass
@@ -254,6 +256,8 @@ class _Endpoint:
                 return await live.cut()
             return self._refused(exc)
         responses = [dataclasses.replace(r, id=responses[0].id) for r in responses]  # n choices, one id
+        if (cache := http.app[_CACHE]) is not None:  # a model with no cache of its own: count the service's
+            responses = [dataclasses.replace(r, usage=cache.account(self.wire.NAME, body, r.usage)) for r in responses]
         _trace().usage = _summed(responses).usage
         _trace().ignored = sorted({name for r in responses for name in r.extra.get(IGNORED, ())})
         if live is not None:
@@ -385,15 +389,22 @@ async def _request_id_headers(request: web.Request, response: web.StreamResponse
         response.headers[IGNORED_HEADER] = ",".join(trace.ignored)
 
 
-def create_app(model: Model, *, faults: float = 0.0, seed: int | None = None) -> web.Application:
+def create_app(
+    model: Model, *, faults: float = 0.0, seed: int | None = None, cache: bool | None = None
+) -> web.Application:
     """An aiohttp application serving ``model`` over all three protocols (run it with aiohttp's runners).
 
-    ``faults``: the share of model requests refused as overloaded (:mod:`.faults`), drawn from ``seed``."""
+    ``faults``: the share of model requests refused as overloaded (:mod:`.faults`), drawn from ``seed``.
+    ``cache``: count prompt-cache reads and writes as the services do (:mod:`.cache`); ``None``: for the
+    scripted and local models, which have no cache of their own."""
     middlewares: list[Middleware] = [_log_requests, _protocol_errors]
     if faults:
         middlewares.append(fault_middleware(faults, _error, seed))
     app = web.Application(client_max_size=MAX_BODY, middlewares=middlewares)
     app[_MODEL] = model
+    if cache is None:
+        cache = model.name.split(":")[0] in ("scripted", "local")
+    app[_CACHE] = PromptCache() if cache else None
     app.on_response_prepare.append(_request_id_headers)
     chat = _Endpoint(openai_chat, check_chat, openai_error, openai_frames, choices=True, done=encode("[DONE]"))
     app.router.add_post("/v1/chat/completions", chat.handle)
@@ -413,14 +424,20 @@ def create_app(model: Model, *, faults: float = 0.0, seed: int | None = None) ->
 
 @contextlib.asynccontextmanager
 async def serve(
-    model: Model, host: str = "127.0.0.1", port: int = 0, *, faults: float = 0.0, seed: int | None = None
+    model: Model,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    faults: float = 0.0,
+    seed: int | None = None,
+    cache: bool | None = None,
 ) -> AsyncIterator[str]:
     """Serve ``model`` until the block ends; yields the base URL (``http://127.0.0.1:PORT``).
 
     Port 0 picks a free port. OpenAI clients use ``BASE + "/v1"`` as their base URL, Anthropic clients
     ``BASE`` itself.
     """
-    runner = web.AppRunner(create_app(model, faults=faults, seed=seed), access_log=None)
+    runner = web.AppRunner(create_app(model, faults=faults, seed=seed, cache=cache), access_log=None)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
