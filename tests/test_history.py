@@ -25,6 +25,7 @@ from toolslip.agent.history import (
     trim_to_tokens,
 )
 from toolslip.core.errors import ConfigError
+from toolslip.core.model import Model
 from toolslip.core.result import RunResult
 from toolslip.formats.checker import check_request
 from toolslip.quality.tokens import request_tokens
@@ -200,3 +201,23 @@ def test_provider_context_management_names_each_providers_field() -> None:
     assert provider_context_management("openai-responses:gpt-5") == {"truncation": "auto"}
     with pytest.raises(ConfigError, match="no context management of its own"):
         provider_context_management("gemini:gemini-2.5-flash")
+
+
+@pytest.mark.slow
+def test_the_embedded_model_writes_the_summary(local: Model) -> None:
+    """Summarising compaction by the embedded model: one summary in a short run that would not fit without it."""
+    model = WindowedModel(steps=5, window=3000)
+    processor = Summarize(local, max_tokens=2500, keep_last=2, max_input_chars=3000, max_summary_tokens=120)
+    seen: list[Request] = []
+    complete = model.complete
+
+    async def record(request: Request) -> ModelResponse:
+        seen.append(request)
+        return await complete(request)
+
+    model.complete = record  # type: ignore[method-assign]
+    result, _ = run([processor], model)
+    assert result.stop_reason == "completed" and model.largest <= 3000
+    question = seen[-1].messages[0].text
+    summary = question.split("summarised to save context]\n", 1)[1]
+    assert len(summary.split()) >= 3, question  # the embedded model wrote something, and it was sent

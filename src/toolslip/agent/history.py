@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeGuard
 
 from ..core.errors import ConfigError
-from ..core.messages import Message, Request, Text, ToolResult
+from ..core.messages import Message, Request, Settings, Text, ToolResult
 from ..core.model import Model
 from .hooks import Hook, RunContext
 
@@ -282,8 +282,8 @@ class Summarize:
 
     The summary is written once and extended as the run grows (the earlier summary plus the newly cut steps
     are summarised again), so a 200-step run asks the summariser a handful of times, not every step. The
-    text given to the summariser is capped at ``max_input_chars`` so a small model's window holds it, and
-    each old result is shown up to ``result_chars`` characters."""
+    text given to the summariser is capped at ``max_input_chars`` so a small model's window holds it, each
+    old result is shown up to ``result_chars`` characters, and the summary is at most ``max_summary_tokens``."""
 
     def __init__(
         self,
@@ -293,12 +293,14 @@ class Summarize:
         keep_last: int = 2,
         max_input_chars: int = 12_000,
         result_chars: int = 600,
+        max_summary_tokens: int = 500,
         prompt: str = SUMMARY_PROMPT,
     ) -> None:
         if keep_last < 1 or max_tokens < 1:
             raise ConfigError("Summarize needs max_tokens and keep_last of at least 1")
         self.model, self.max_tokens, self.keep_last = model, max_tokens, keep_last
         self.max_input_chars, self.result_chars, self.prompt = max_input_chars, result_chars, prompt
+        self.settings = Settings(max_tokens=max_summary_tokens)
         self._key = f"summarize:{id(self)}"
 
     async def __call__(self, ctx: RunContext, messages: Sequence[Message]) -> Sequence[Message]:
@@ -329,7 +331,7 @@ class Summarize:
         text = "\n".join(lines)
         if len(text) > self.max_input_chars:  # keep the newest: the summary so far is first, the rest is recent
             text = text[: self.max_input_chars // 3] + "\n...\n" + text[-(self.max_input_chars * 2 // 3) :]
-        request = Request(model="", messages=(Message.system(self.prompt), Message.user(text)))
+        request = Request(model="", messages=(Message.system(self.prompt), Message.user(text)), settings=self.settings)
         response = await self.model.complete(request)
         return response.message.text.strip() or earlier
 
