@@ -162,3 +162,23 @@ def test_the_journal_records_what_each_step_offered_and_resume_checks_it(tmp_pat
     changed: Agent[None] = Agent(model=ScriptedModel([]), tools=Toolbox([login, hidden]), hooks=again.wrap())
     with pytest.raises(ConfigError, match=r"step 2 of run r offered other tools .*differing: orders"):
         asyncio.run(again.resume(changed, "r", deps=Session(user="ann")))
+
+
+async def test_an_mcp_server_is_one_tool_set_live_prefixed_and_filtered() -> None:
+    """A real MCP server (``mcp-server-time``): the view is empty until the server is entered, then holds its
+    tools renamed, and a call of a renamed tool reaches the server."""
+    import sys
+
+    import toolslip.mcp as tm
+
+    server = tm.stdio(sys.executable, "-m", "mcp_server_time")
+    clock = prefixed(server, "clock_")
+    current = filtered(clock, lambda t: "current" in t.name)
+    assert clock.names == []
+    async with server:
+        assert clock.names == [f"clock_{name}" for name in server.names] and len(clock) == 2
+        assert current.names == ["clock_get_current_time"]
+        model = ScriptedModel([call("clock_get_current_time", timezone="Asia/Tokyo"), "done"])
+        result = await Agent(model=model, tools=current).arun("what time is it in Tokyo?")
+    answer = result.messages[-2].tool_results[0]
+    assert not answer.is_error and "Asia/Tokyo" in answer.text
