@@ -43,6 +43,7 @@ COMMANDS: tuple[str, ...] = (
     "convert",
     "check",
     "doctor",
+    "fleet",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4

@@ -67,6 +67,7 @@ __all__ = [
     "RunSummary",
     "SqliteStore",
     "default_journal_path",
+    "not_resumable",
     "response_from_dict",
     "response_to_dict",
 ]
@@ -159,10 +160,29 @@ def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
     return recording
 
 
+def not_resumable(run_id: str, entries: Sequence[Entry], where: object) -> str:
+    """Why ``run_id`` cannot be resumed when its entries hold no ``start``: there is no such run, or its first
+    write failed (an ``abort`` alone), so nothing of it was journaled and it is to be run again."""
+    if not entries:
+        return f"no run {run_id!r} in {where}; `toolslip runs` lists the runs it holds"
+    error = next((str(e.data.get("error", "")) for e in entries if e.kind == "abort"), "")
+    because = f" ({error})" if error else ""
+    return (
+        f"run {run_id!r} never started: its first entry could not be written{because}; "
+        "there is nothing to resume, so run it again"
+    )
+
+
 def _tally(entries: Sequence[Entry]) -> _Tally:
-    last = next((e for e in reversed(entries) if e.kind == "finish"), None)
-    data = last.data if last is not None else {}
-    return _Tally(refused=data.get("refused", 0), not_rerun=data.get("not_rerun", 0))
+    """Refused and not-re-run calls as the journal has them: one ``tool_end`` each, in every session.
+
+    Counted from the entries, not carried from the last ``finish``: a resume that declines a cut-off call
+    and is itself killed writes the call's ``tool_end`` but no ``finish``, and its count was lost.
+    """
+    ends = [e.data for e in entries if e.kind == "tool_end"]
+    return _Tally(
+        refused=sum(bool(d.get("refused")) for d in ends), not_rerun=sum(bool(d.get("not_rerun")) for d in ends)
+    )
 
 
 # --- the hooks ----------------------------------------------------------------------------------
@@ -265,7 +285,7 @@ class Journal:
         if recording is None:
             if not held:
                 self.release(run_id)
-            raise ConfigError(f"no run {run_id!r} in the journal; `toolslip runs` lists the runs it holds")
+            raise ConfigError(not_resumable(run_id, entries, "the journal"))
         self.replayer.decisions.update(as_decisions(decisions))
         self._read[run_id] = entries  # the replayer uses them instead of reading the run again
         return await agent.arun(recording.messages, run_id=run_id, on_event=on_event, deps=deps)
