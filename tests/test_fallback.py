@@ -313,3 +313,14 @@ def test_a_thinking_transcript_moves_from_anthropic_to_gemini_to_openai() -> Non
         "messages[1].parts[0].signature",
         "messages[3].parts[0].signature",
     }
+
+
+def test_a_chain_is_priced_at_its_dearest_model() -> None:
+    from toolslip.agent.pricing import cost
+    from toolslip.core.messages import Usage
+
+    used = Usage(input_tokens=10_000, output_tokens=1_000)
+    sonnet, haiku = cost("anthropic:claude-sonnet-4-5", used), cost("anthropic:claude-haiku-4-5", used)
+    assert sonnet is not None and haiku is not None and sonnet > haiku
+    assert cost("anthropic:claude-haiku-4-5,anthropic:claude-sonnet-4-5", used) == sonnet
+    assert cost("anthropic:claude-haiku-4-5,openai:my-model@http://127.0.0.1:9/v1", used) is None
