@@ -221,3 +221,14 @@ def test_the_embedded_model_writes_the_summary(local: Model) -> None:
     question = seen[-1].messages[0].text
     summary = question.split("summarised to save context]\n", 1)[1]
     assert len(summary.split()) >= 3, question  # the embedded model wrote something, and it was sent
+
+
+def test_a_copied_agent_keeps_one_history_hook() -> None:
+    """``resume_paused`` copies the agent with ``dataclasses.replace``: its processors must not run twice."""
+    import dataclasses
+
+    from toolslip.agent.history import HistoryProcessors
+
+    agent: Agent[None] = Agent(model=WindowedModel(), history_processors=[keep_last_turns(2)])
+    copied = dataclasses.replace(agent, hooks=(*agent.hooks,))
+    assert [type(h) for h in copied.hooks] == [HistoryProcessors]

@@ -26,11 +26,11 @@ from ..core.streaming import collect
 from ._sync import run_sync
 from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
 from .calls import execute_call, not_executed, truncate_output
-from .history import HistoryProcessor, HistoryProcessors
+from .history import HistoryProcessor
 from .hooks import Hook, RunContext, ToolAnswer
 from .limits import Budget, Limits
 from .tools import Toolbox, ToolLike, as_toolbox
-from .toolsets import PreparedTools, PrepareTools
+from .toolsets import PrepareTools, with_sending_hooks
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
 
@@ -92,10 +92,7 @@ class Agent(Generic[DataT]):
             )
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
-        if self.history_processors:  # first, so the journal, the gate and budgets see what is really sent
-            self.hooks = (HistoryProcessors(self.history_processors), *self.hooks)
-        if self.prepare_tools is not None or any(t.prepare is not None for t in self.tools):
-            self.hooks = (PreparedTools(self.prepare_tools), *self.hooks)
+        self.hooks = with_sending_hooks(self.hooks, self.history_processors, self.prepare_tools, self.tools)
         if self.stream and not callable(getattr(self.model, "stream", None)):
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
         for hook in self.hooks:

@@ -23,15 +23,16 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeAlias
 
 from ..core.errors import ArgumentError, ConfigError
 from ..core.messages import Request, ToolCall, ToolResult
+from .history import HistoryProcessor, HistoryProcessors
 from .hooks import Hook, RunContext, ToolAnswer
 from .tools import Tool, Toolbox
 
-__all__ = ["OFFERED", "PrepareTools", "PreparedTools", "ToolsetView", "filtered", "prefixed"]
+__all__ = ["OFFERED", "PrepareTools", "PreparedTools", "ToolsetView", "filtered", "prefixed", "with_sending_hooks"]
 
 OFFERED = "offered_tools"
 """Key of ``ctx.state``: ``(names offered this step, {name: the prepared tool when it was changed})``."""
@@ -83,6 +84,24 @@ class PreparedTools(Hook):
             except ArgumentError as exc:
                 return _refused(call, f"invalid arguments for {call.name}: {exc}")
         return None
+
+
+def with_sending_hooks(
+    hooks: Sequence[Hook],
+    processors: Sequence[HistoryProcessor],
+    prepare_tools: PrepareTools | None,
+    tools: Toolbox,
+) -> tuple[Hook, ...]:
+    """``hooks`` with the hooks that decide what a request sends put first (so the journal, the gate and the
+    budgets see what is really sent): the history processors, then the tools' preparation. An agent copied
+    with ``dataclasses.replace`` (a resumed pause) already has them and does not get them twice."""
+    present = {type(hook) for hook in hooks}
+    out = tuple(hooks)
+    if processors and HistoryProcessors not in present:
+        out = (HistoryProcessors(processors), *out)
+    if (prepare_tools is not None or any(t.prepare is not None for t in tools)) and PreparedTools not in present:
+        out = (PreparedTools(prepare_tools), *out)
+    return out
 
 
 async def _maybe(value: Any) -> Any:
