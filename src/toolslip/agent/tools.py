@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 from ..core.effects import CONSERVATIVE, Effect, EffectsLike, is_read_only, is_side_effecting, parse_effects
 from ..core.errors import ToolDefinitionError, ToolError
 from ..core.messages import Text, ToolSpec
+from ._exits import ExitCalled
 from .context import RunContext
 from .docstrings import parse_docstring
 from .execution import Isolation, isolation_problem, run_tool_function
@@ -256,8 +257,9 @@ class Tool:
         except SystemExit as exc:
             # Caught here, inside the call's own task: asyncio re-raises a SystemExit that leaves a task out
             # of the event loop, and the whole command then exited with the tool's status, saying nothing.
+            how = "os._exit" if isinstance(exc, ExitCalled) else "sys.exit"  # os._exit: see agent/_exits.py
             raise ToolError(
-                f"{self.name} called sys.exit({exc.code!r}) instead of returning; nothing it returned was kept"
+                f"{self.name} called {how}({exc.code!r}) instead of returning; nothing it returned was kept"
             ) from None
 
 

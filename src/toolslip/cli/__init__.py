@@ -35,6 +35,7 @@ COMMANDS: tuple[str, ...] = (
     "resume",
     "runs",
     "show",
+    "console",
     "injection",
     "mcp-serve",
     "tools",
@@ -48,6 +49,7 @@ COMMANDS: tuple[str, ...] = (
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+EXIT_READER_GONE = 141  # 128 + SIGPIPE, as shells report a command whose pipe's reader left (| head)
 
 
 class UsageError(InvalidValue):
@@ -97,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # handlers (stopping idle tool processes), where Python prints it as a traceback under that line
         # (1 press in 20 within ~200 ms of the end of a run, seen in CI). The process is ending anyway.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if code == EXIT_INTERRUPTED:
+        if code in (EXIT_INTERRUPTED, EXIT_READER_GONE):
             _leave(code)
     return code
 
@@ -152,6 +154,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"toolslip {args.command}: cannot use{where}: {reason}; check the path and its folder", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        from .streams import reader_gone
+
+        if reader_gone():  # stopped because nobody reads the output any more: quietly, as a pipe's end does
+            return EXIT_READER_GONE
         print(f"toolslip {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     return code

@@ -24,7 +24,8 @@ from ..core.errors import ConfigError
 from ..core.model import Model
 from ..core.result import RunResult
 from ..durable.approval import Decision
-from ..durable.journal import Entry, Journal, not_resumable, recording_from_entries
+from ..durable.journal import Entry, Journal
+from ..durable.journal_entries import not_resumable, recording_from_entries
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
 from .conversation import add_limit_options, limits_from_args

@@ -26,8 +26,9 @@ CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 class AnthropicModel(HttpModel):
     """A :class:`~toolslip.core.model.Model` that POSTs to ``{base_url}/v1/messages``.
 
-    A server tool still in beta (the advisor) needs an ``anthropic-beta`` header; it is added to the calls
-    that declare one, next to any betas given in ``headers``.
+    A server tool still in beta (the advisor) and a message ``thread`` (kept in ``Settings.extra``, see
+    :mod:`toolslip.formats.anthropic`) need an ``anthropic-beta`` header; it is added to the calls that
+    declare one, next to any betas given in ``headers``.
     """
 
     prefix = "anthropic"
@@ -51,8 +52,10 @@ class AnthropicModel(HttpModel):
 
     def headers_for(self, request: Request) -> Mapping[str, str] | None:
         betas = anthropic_betas(request.server_tools)
+        if request.settings.extra.get(anthropic_format.THREAD_FIELD) is not None:  # threads are still a beta
+            betas = [*betas, anthropic_format.MESSAGE_THREADS_BETA]
         if "context_management" in request.settings.extra:  # toolslip.agent.history.provider_context_management
-            betas.append(CONTEXT_MANAGEMENT_BETA)
+            betas = [*betas, CONTEXT_MANAGEMENT_BETA]
         if not betas:
             return None
         given = [b.strip() for b in self._http.headers.get("anthropic-beta", "").split(",") if b.strip()]

@@ -6,7 +6,9 @@
 * ``POST /v1/responses`` in the OpenAI Responses format (stateless: the whole conversation comes in
   ``input``; ``previous_response_id``, ``conversation``, a stored ``prompt`` and ``background: true`` get
   a 400, since nothing is stored),
-* ``POST /v1/messages`` in the Anthropic Messages format,
+* ``POST /v1/messages`` in the Anthropic Messages format, message threads included (``thread``: the
+  conversation is held in memory under each reply's id, so a ``continue`` sends only the new turn, as the
+  SDKs' tool runners do by default; :mod:`.threads`),
 * ``GET /v1/models`` listing the one model served (in a shape both official SDKs accept),
 * and Gemini's ``generateContent``, Bedrock's Converse and Ollama's ``/api/chat`` (:mod:`.wires`),
 
@@ -42,6 +44,10 @@ model's text is sent as it is decoded (:mod:`.live`); calls, usage and the stop 
 answer is complete, and any other model's answer is complete before the first event. Text and arguments
 are cut into small deltas, so the SDKs' streaming helpers work. When text went out early, the ignored
 fields are named in the log line only: the headers were sent before the answer was complete.
+
+The module is longer than most (about 475 lines) because the three protocols' endpoints, error shapes and
+stream frames, and the app's options (injected overloads, the counted prompt cache), are one table read
+together in :func:`create_app`; the other wires are in :mod:`.wires`.
 """
 
 from __future__ import annotations
@@ -76,6 +82,7 @@ from .checks import Check, Rejection, check_chat, check_messages, check_response
 from .echo import ECHOES, Echo, request_ids
 from .faults import fault_middleware
 from .live import HungUp, Live
+from .threads import ThreadRefused, Threads, Turn
 from .wire_checks import not_local
 from .wires import ROUTES as OTHER_ROUTES
 from .wires import add_routes, error_response
@@ -154,7 +161,10 @@ def anthropic_error(status: int, problem: Rejection, request_id: str) -> dict[st
     message = problem.message
     if problem.param and message.startswith(problem.param):
         message = _dotted(problem.param) + message[len(problem.param) :]
-    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if problem.details:
+        error["details"] = problem.details
+    return {"type": "error", "error": error, "request_id": request_id}
 
 
 def _dotted(path: str) -> str:
@@ -217,6 +227,8 @@ class _Endpoint:
     """The protocol has ``n`` (Chat Completions): the model is asked once per choice."""
     done: bytes = b""
     """What ends the event stream after the last event (Chat Completions: ``data: [DONE]``)."""
+    threads: Threads | None = None
+    """Where the protocol's threads are held (Anthropic's ``thread``), for a server that keeps them."""
 
     @property
     def echo(self) -> Echo:
@@ -230,6 +242,17 @@ class _Endpoint:
         if not isinstance(body, dict):
             return self._fail(400, Rejection("the request body must be a JSON object"))
         _trace().asked = body.get("model")
+        try:
+            turn = self.threads.begin(body) if self.threads is not None else None
+        except ThreadRefused as exc:
+            return self._fail(exc.status, exc.rejection)
+        try:
+            return await self._respond(http, turn.body if turn is not None else body, turn)
+        finally:
+            if turn is not None:
+                turn.release()  # nothing to release once its reply is kept
+
+    async def _respond(self, http: web.Request, body: dict[str, Any], turn: Turn | None) -> web.StreamResponse:
         rejected = self.check(body)
         if rejected is not None:
             return self._fail(400, rejected)
@@ -260,6 +283,8 @@ class _Endpoint:
             responses = [dataclasses.replace(r, usage=cache.account(self.wire.NAME, body, r.usage)) for r in responses]
         _trace().usage = _summed(responses).usage
         _trace().ignored = sorted({name for r in responses for name in r.extra.get(IGNORED, ())})
+        if turn is not None:
+            turn.keep(responses[0].id, self.wire.response_to_wire(responses[0]))
         if live is not None:
             return await live.finish(self._encoded(responses, body, options))
         wire = _chat_body(responses) if self.choices else self.wire.response_to_wire(responses[0])
@@ -416,7 +441,8 @@ def create_app(
         ("previous_response_id", "conversation", "prompt", "background"),
     )
     app.router.add_post("/v1/responses", responses.handle)
-    app.router.add_post("/v1/messages", _Endpoint(anthropic, check_messages, anthropic_error, anthropic_frames).handle)
+    messages = _Endpoint(anthropic, check_messages, anthropic_error, anthropic_frames, threads=Threads())
+    app.router.add_post("/v1/messages", messages.handle)
     app.router.add_get("/v1/models", _models)
     add_routes(app, lambda http: http.app[_MODEL], _trace)
     return app
