@@ -74,6 +74,9 @@ class Tool:
     takes_context: bool = False
     """Whether ``fn``'s first parameter is the run context (:mod:`toolslip.agent.context`), passed before the
     model's arguments; ``@tool`` sees it in the annotation."""
+    prepare: Callable[..., Any] | None = field(default=None, repr=False)
+    """``prepare(ctx, tool) -> Tool | None`` (sync or async), asked before each step: offer the tool as is,
+    changed (a narrower schema, another description) or not at all (:mod:`toolslip.agent.toolsets`)."""
 
     inline: bool = field(init=False, repr=False)
     """Whether a call runs right on the event loop (a plain ``def`` with ``isolate="none"``): it never
@@ -281,6 +284,7 @@ def tool(
     strict: bool | None = None,
     isolate: Isolation = "thread",
     dedup: bool | None = None,
+    prepare: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -299,6 +303,7 @@ def tool(
     strict: bool | None = None,
     isolate: Isolation = "thread",
     dedup: bool | None = None,
+    prepare: Callable[..., Any] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a :class:`Tool`; usable bare (``@tool``) or with options.
 
@@ -306,7 +311,8 @@ def tool(
     ``:param:`` section or from ``Annotated[..., Field(description=...)]``. Parameters without a default
     are required. ``isolate="process"`` runs a sync function in a child process that a timeout or
     Ctrl-C kills, ``isolate="none"`` runs a short one on the event loop (no thread hop); ``dedup=False``
-    lets identical calls run each time (two coffees are two orders).
+    lets identical calls run each time (two coffees are two orders); ``prepare`` decides per step whether and
+    how the tool is offered.
     """
 
     def build(f: Callable[..., Any]) -> Tool:
@@ -335,6 +341,7 @@ def tool(
             isolate=isolate,
             dedup=dedup,
             takes_context=wants_context,
+            prepare=prepare,
         )
 
     return build(fn) if fn is not None else build

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core._display import dollars, plural
 from ..core.events import Event, ToolFinished
-from ..core.messages import ToolCall
+from ..core.messages import ToolCall, Usage
 from ..durable.replay import NOT_RERUN_NOTE
 from .render import format_call
 
@@ -66,13 +66,22 @@ class Outcome:
         cost = f", {dollars(result.cost)}" if result.cost else ""  # the local and scripted models cost nothing
         return (
             f"[stop: {result.stop_reason} after {plural(result.steps, 'model call')}, "
-            f"{plural(result.tool_calls, 'tool call')}{notes}{served}{cost}; run {result.run_id}]"
+            f"{plural(result.tool_calls, 'tool call')}{notes}{served}{cached(result.usage)}{cost}; run {result.run_id}]"
         )
 
     def reruns(self) -> list[str]:
         """One line per interrupted call that was run again, or declined (so it may have happened once)."""
         rerun = [f"run again after the interruption: {_shown(c)}" for c in self.rerun]
         return rerun + [f"not run again (it may or may not have happened): {_shown(c)}" for c in self.not_rerun]
+
+
+def cached(usage: Usage) -> str:
+    """``, 41,230 input tokens read from the prompt cache, 2,100 written`` (nothing when no cache was used)."""
+    if not (usage.cache_read_tokens or usage.cache_write_tokens):
+        return ""
+    return (
+        f", {usage.cache_read_tokens:,} input tokens read from the prompt cache, {usage.cache_write_tokens:,} written"
+    )
 
 
 def _shown(call: ToolCall) -> str:

@@ -14,7 +14,16 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..core.events import Event, GateDecided, ModelResponded, TextDelta, ToolCallReady, ToolFinished
+from ..core.events import (
+    CacheBusted,
+    Event,
+    GateDecided,
+    ModelResponded,
+    ModelSwitched,
+    TextDelta,
+    ToolCallReady,
+    ToolFinished,
+)
 from ..formats.server_calls import describe
 
 __all__ = ["Renderer", "format_call"]
@@ -84,6 +93,14 @@ class Renderer:
         if isinstance(event, ToolCallReady):
             shown = format_call(event.call.name, event.call.arguments, event.call.raw_arguments)
             self._print(f"[step {event.step}] calling {shown}")
+        elif isinstance(event, ModelSwitched):
+            why = f" after {'; '.join(event.failed)}" if event.failed else ""
+            self._print(f"[step {event.step}] answered by {event.model}{why}")
+            for what in event.dropped:
+                self._print(f"[step {event.step}]   not sent to {event.model}: {what}")
+        elif isinstance(event, CacheBusted):
+            said = f"[step {event.step}] warning: {event.reason}, so {event.model} cannot read its prompt cache"
+            self._print(said)
         elif isinstance(event, GateDecided):
             from ..guard.policy import describe_decision
 

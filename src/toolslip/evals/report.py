@@ -142,8 +142,14 @@ def _numbers(s: ModelSummary) -> str:
         f'<table class="num"><tr><th>k</th>{head}</tr><tr><th>pass^k</th>{hat}</tr>'
         f"<tr><th>pass@k</th>{at}</tr></table>{_MEANING}"
         f"<p>{plural(len(s.scored), 'scored trial')} · mean steps {s.mean('steps'):.2f} · tokens per trial "
-        f"{s.mean('input_tokens'):.0f} in / {s.mean('output_tokens'):.0f} out{cost} · failures: {_e(reasons)}</p>"
+        f"{s.mean('input_tokens'):.0f} in / {s.mean('output_tokens'):.0f} out{_cache(s)}{cost} · failures: "
+        f"{_e(reasons)}</p>"
     )
+
+
+def _cache(s: ModelSummary) -> str:
+    read, written = s.mean("cache_read_tokens"), s.mean("cache_write_tokens")
+    return f" (prompt cache: {read:.0f} read, {written:.0f} written)" if read or written else ""
 
 
 def _anchor(record: TrialRecord, model_index: int) -> str:

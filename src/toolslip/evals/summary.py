@@ -142,6 +142,8 @@ def summary_table(summaries: Sequence[ModelSummary], price: tuple[float, float] 
             lines.append("  pass^k  " + "".join(f"{s.pass_hat(k):7.3f}" for k in ks))
             lines.append("  pass@k  " + "".join(f"{s.pass_at(k):7.3f}" for k in ks))
         tokens = f"tokens in {s.mean('input_tokens'):.0f} / out {s.mean('output_tokens'):.0f} per trial"
+        if s.mean("cache_read_tokens") or s.mean("cache_write_tokens"):
+            tokens += f" (cache: {s.mean('cache_read_tokens'):.0f} read, {s.mean('cache_write_tokens'):.0f} written)"
         spent = s.cost(price)
         cost = f" · cost ${spent:.4f}" if spent else ""
         lines.append(f"  mean steps {s.mean('steps'):.2f} · {tokens}{cost}")

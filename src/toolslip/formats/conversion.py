@@ -33,7 +33,7 @@ responses.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias, cast
 
@@ -51,7 +51,7 @@ from .openai_functions import messages_to_wire as functions_messages_to_wire
 from .openai_functions import request_to_wire as functions_request_to_wire
 from .structured import FINAL_TOOL, native_field
 
-__all__ = ["SHARED_FIELDS", "Conversion", "Loss", "OnLoss", "What", "convert", "detect_kind"]
+__all__ = ["SHARED_FIELDS", "Conversion", "Loss", "OnLoss", "What", "carry", "convert", "detect_kind"]
 
 What: TypeAlias = Literal["auto", "tools", "request", "response", "messages"]
 
@@ -132,6 +132,17 @@ def _convert(data: object, *, from_: str, to: str, what: What, on_loss: OnLoss, 
     else:
         raise FormatError(f"what must be auto, tools, request, response or messages, not {kind!r}")
     return Conversion(out, tuple(plan.lost))
+
+
+def carry(messages: Sequence[Message], to: str) -> tuple[list[Message], tuple[Loss, ...]]:
+    """A neutral transcript as format ``to`` can take it, and what it could not: reasoning another provider
+    signed or encrypted, another format's blocks, files by another provider's id.
+
+    The transcript may hold parts written by several providers (a run that fell over from one to another,
+    :class:`~toolslip.providers.fallback.FallbackModel`); each part is judged by its own origin. What ``to``
+    cannot take is dropped, never sent for the provider to refuse."""
+    plan = Plan("neutral", to, "drop", False)
+    return messages_for(plan, messages), tuple(plan.lost)
 
 
 def _tools_body(fmt: str, data: object) -> dict[str, object]:

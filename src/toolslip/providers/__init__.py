@@ -16,6 +16,8 @@ A model string is ``PROVIDER[:MODEL][@BASE_URL]``:
 ``ollama:llama3.2``                    Ollama's native ``/api/chat`` (``OLLAMA_HOST``, else 127.0.0.1:11434)
 ``local`` / ``local:NAME``             the embedded local model, when installed
 ``scripted`` / ``scripted:expenses``   the offline scripted demo (answers are scripted, not generated)
+``A,B,C``                              a fallback chain: each step goes to A, then B, then C when one fails
+                                       (:class:`~toolslip.providers.fallback.FallbackModel`)
 =====================================  =================================================================
 
 Transports are imported only when a string names them. Other packages add providers with
@@ -81,6 +83,10 @@ def resolve_model(spec: str, **options: Any) -> Model:
     names no provider or model, plain ``ConfigError`` for a missing API key (naming the environment
     variable, never showing a key).
     """
+    if isinstance(spec, str) and "," in spec:
+        from .fallback import FallbackModel
+
+        return FallbackModel([resolve_model(part, **options) for part in _chain(spec)], name=spec.strip())
     provider, model, url = _parse(spec)
     if url is not None:
         options.setdefault("base_url", url)
@@ -93,7 +99,16 @@ def resolve_model(spec: str, **options: Any) -> Model:
 def check_model_string(spec: str) -> None:
     """Raise :class:`InvalidValue` if ``spec`` is not a model string (its shape, or a provider nobody
     registered), without making the model: nothing is imported, no key is looked for."""
-    _parse(spec)
+    for part in _chain(spec) if isinstance(spec, str) and "," in spec else (spec,):
+        _parse(part)
+
+
+def _chain(spec: str) -> list[str]:
+    """The model strings of a fallback chain ``a,b,c``; an empty place is a mistake worth one sentence."""
+    parts = [part.strip() for part in spec.split(",")]
+    if not all(parts):
+        raise InvalidValue(f"model chain {spec!r} has an empty place: write models separated by commas, e.g. a,b")
+    return parts
 
 
 def _parse(spec: str) -> tuple[str, str, str | None]:
