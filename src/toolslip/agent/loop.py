@@ -6,6 +6,8 @@ ends when the model makes no call, or at a hard step limit with ``stop_reason ==
 exception); every failure of a call becomes an error result the model can read and correct.
 
 The loop knows no provider and no wire format: it talks to a :class:`~toolslip.core.model.Model`.
+The module is one piece (about 465 lines) because code mode's seam (a program's calls sent back through
+``_run_call``) sits in the one path for a call, and ``run``/``arun`` repeat the agent's options.
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ from ..code import PROGRAM_TOOL, CodeMode
 from ..core.errors import ConfigError
 from ..core.events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from ..core.messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult
-from ..core.model import Model
+from ..core.model import CURRENT_RUN, Model
 from ..core.result import DataT, RunResult, RunStopReason
 from ..core.streaming import collect
 from ._sync import run_sync
 from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
 from .calls import execute_call, not_executed, truncate_output
+from .history import HistoryProcessor
 from .hooks import Hook, RunContext, ToolAnswer
 from .limits import Budget, Limits
 from .tools import Tool, Toolbox, ToolLike, as_toolbox
+from .toolsets import PrepareTools, with_sending_hooks
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
 
@@ -73,6 +77,10 @@ class Agent(Generic[DataT]):
     ``None`` picks the model's default."""
     output_retries: int = 1
     """How many times an answer that does not fit goes back to the model before the run stops."""
+    history_processors: Sequence[HistoryProcessor] = ()
+    """Run over what each request sends, to fit the window (:mod:`toolslip.agent.history`)."""
+    prepare_tools: PrepareTools | None = None
+    """``fn(ctx, tools) -> tools``: the tools each step offers (:mod:`toolslip.agent.toolsets`)."""
     mode: Literal["tool", "code"] | CodeMode = "tool"
     """``"code"``: the model answers with a program that calls the tools, each call via the hooks (toolslip.code)."""
     _code: CodeMode | None = field(default=None, init=False, repr=False)
@@ -90,6 +98,7 @@ class Agent(Generic[DataT]):
             )
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        self.hooks = with_sending_hooks(self.hooks, self.history_processors, self.prepare_tools, self.tools)
         if self.stream and not callable(getattr(self.model, "stream", None)):
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
         for hook in self.hooks:
@@ -131,12 +140,15 @@ class Agent(Generic[DataT]):
             deps=deps,
         )
         budget = Budget(limits or self.limits, self.model.name)
+        reporting = CURRENT_RUN.set(ctx)
         try:
             return await self._loop(ctx, budget)
         except BaseException as exc:  # hooks close what they opened (trace spans) before it propagates
             for hook in self.hooks:
                 await hook.on_error(ctx, exc)
             raise
+        finally:
+            CURRENT_RUN.reset(reporting)
 
     def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult[DataT]:
         """Synchronous :meth:`arun` for scripts without a running event loop.

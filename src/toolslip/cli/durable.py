@@ -136,8 +136,8 @@ def is_model_file(spec: str | None) -> bool:
 
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
     """What `toolslip resume` and `run --continue` need to rebuild the agent: the model string, tools files
-    (``tools_file``, the first, for journals written before several could be given), step limit, and the
-    ``--output-schema`` and ``--output-mode`` of a typed run."""
+    (``tools_file``, the first, for journals written before several could be given), the ``--mcp`` servers,
+    step limit, and the ``--output-schema`` and ``--output-mode`` of a typed run."""
     tools = getattr(args, "tools", None)
     files = [tools] if isinstance(tools, str) else list(tools or ())
     model = getattr(args, "model", None)
@@ -152,6 +152,8 @@ def _meta(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "code", False):  # a program's calls are replayed by running the same program again
         meta["mode"] = "code"
+    if getattr(args, "mcp", None):  # a follow-up (run -c) starts the same servers: its history calls their tools
+        meta["mcp"] = list(args.mcp)
     output_schema = getattr(args, "output_schema", None)
     if output_schema:  # a typed run resumes typed: the same answer type, asked for the same way
         path, _, name = output_schema.rpartition(":")

@@ -6,12 +6,12 @@ import argparse
 import json
 import textwrap
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from ..core._display import dollars
 from ..core.errors import ConfigError
-from ..core.messages import ToolResult, message_from_dict, part_from_dict
+from ..core.messages import Message, ToolCall, ToolResult, message_from_dict, part_from_dict
+from ..durable.inbox import describe_decision
 from ..durable.journal import Entry, response_from_dict
 from . import EXIT_OK
 from .durable import JOURNAL_HELP
@@ -49,17 +49,15 @@ def format_entry(entry: Entry) -> str:
     if entry.kind == "start":
         meta = {k: v for k, v in (data.get("meta") or {}).items() if v is not None}
         lines = [f"{head}: model {data.get('model')} {_json(meta) if meta else ''}".rstrip()]
-        lines += [f"  {m.role}: {m.text}" for m in map(message_from_dict, data.get("messages", ()))]
+        for message in map(message_from_dict, data.get("messages", ())):
+            lines += _message_lines(message)
         return "\n".join(lines)
     if entry.kind == "model":
         response = response_from_dict(data["response"])
         lines = [f"{head}: stop {response.stop_reason}"]
         if response.message.text:
             lines.append(f"  text: {response.message.text}")
-        lines += [
-            f"  call {c.id} {c.name} {_json(c.arguments) if c.arguments is not None else c.raw_arguments}"
-            for c in response.message.tool_calls
-        ]
+        lines += [f"  call {c.id} {c.name} {_arguments(c)}" for c in response.message.tool_calls]
         return "\n".join(lines)
     if entry.kind == "tool_start":
         call = data["call"]
@@ -74,9 +72,19 @@ def format_entry(entry: Entry) -> str:
         why = " (refused)" if data.get("refused") else ""
         why = " (not run again: it may have happened)" if data.get("not_rerun") else why
         error = " ERROR" if result.is_error else ""
-        return f"{head}: {result.call_id} {how}{why}{error}\n{textwrap.indent(result.text, '  ')}"
+        gates = "".join(
+            f"\n  gate {g.get('gate')} {g.get('decision')}: {g.get('reason')}"
+            + (f" (untrusted sources: {', '.join(g['sources'])})" if g.get("sources") else "")
+            for g in data.get("gates", ())
+        )
+        return f"{head}: {result.call_id} {how}{why}{error}{gates}\n{textwrap.indent(result.text, '  ')}"
     if entry.kind == "abort":
         return f"{head}: {data.get('status')}: {data.get('error', '')}"
+    if entry.kind == "decision":
+        return f"{head}: {describe_decision(data)}"
+    if entry.kind == "ask":  # the run waits for the inbox (journal.inbox_approver)
+        call = f"{data.get('call_id')} {data.get('tool')} {_json(data.get('arguments'))}"
+        return f"{head}: {call} asked: {data.get('reason')}"
     if entry.kind == "finish":
         pending = "".join(
             f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"
@@ -89,5 +97,25 @@ def format_entry(entry: Entry) -> str:
     return f"{head}: {_json(data)}"
 
 
-def _json(value: Mapping[str, Any] | None) -> str:
+def _message_lines(message: Message) -> list[str]:
+    """A message of the history a run started with: its text, and each tool call and result in it (the
+    earlier turns of a conversation are mostly calls and results, which have no text)."""
+    lines = (
+        [f"  {message.role}: {message.text}"]
+        if message.text or not (message.tool_calls or message.tool_results)
+        else []
+    )
+    lines += [f"  {message.role}: call {c.id} {c.name} {_arguments(c)}" for c in message.tool_calls]
+    for result in message.tool_results:
+        error = " ERROR" if result.is_error else ""
+        lines.append(f"  {message.role}: {result.call_id} {result.name or ''}{error}".rstrip())
+        lines.append(textwrap.indent(result.text, "    "))
+    return lines
+
+
+def _arguments(call: ToolCall) -> str:
+    return _json(call.arguments) if call.arguments is not None else str(call.raw_arguments)
+
+
+def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)

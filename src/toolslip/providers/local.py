@@ -187,15 +187,17 @@ class LocalModel:
         if calls and self.repeat_guard and allow_text:
             calls = fresh_calls(calls, request.messages)
             if not calls:  # each call repeats one already answered: the answer is decoded instead
-                prompt = loaded.template.render(answer_messages(messages), ())
-                answer = self._grammar(request, (), allow_text=True, max_calls=None)
-                shown = _Shown(screen=False)
+                # What was streamed is said: the answer continues it (prompt and all) instead of replacing it.
+                said = shown.said
+                prompt = loaded.template.render(answer_messages(messages), ()) + said
+                answer = self._grammar(request, (), allow_text=True, max_calls=None, after=said)
+                shown = _Shown(screen=False, text=said, sent=len(said))
                 async for piece in _pieces(loaded, prompt, picked.options, answer):
                     if isinstance(piece, Generated):
                         out = piece
                     elif chunk := shown.add(piece):
                         yield TextChunk(text=chunk)
-                text = out.text.strip()
+                text = (said + out.text).strip()
                 usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
         if rest := shown.rest(text):
             yield TextChunk(text=rest)
@@ -215,12 +217,24 @@ class LocalModel:
         yield ResponseDone(response=response)
 
     def _grammar(
-        self, request: Request, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None
+        self,
+        request: Request,
+        tools: tuple[ToolSpec, ...],
+        *,
+        allow_text: bool,
+        max_calls: int | None,
+        after: str = "",
     ) -> Any:
-        """The compiled grammar: ``tools``' calls and/or an answer (free text, or ``request.output``'s JSON)."""
+        """The compiled grammar: ``tools``' calls and/or an answer (free text, or ``request.output``'s JSON).
+
+        ``after`` is answer text already streamed: the grammar is then for whatever continues it (free
+        text: a typed answer is one JSON value, never text followed by calls, so it is never continued).
+        """
         if not self.grammar or not (request.tools or request.output):
             return None
-        if request.output is not None and allow_text:
+        if after:
+            source = _CONTINUATION
+        elif request.output is not None and allow_text:
             source = answer_grammar(request.output, tools, max_calls=max_calls)
         else:  # with no tools left (an answer instead of a repeated call), only the text branch remains
             source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls)
@@ -244,12 +258,23 @@ def _compiled(source: str) -> Any:
 
 @dataclass
 class _Shown:
-    """How much of the answer has been streamed; with ``screen``, text that may begin a call is held back."""
+    """How much of the answer has been streamed; with ``screen``, text that may be call syntax is held back.
+
+    What is streamed is said for good (a wire cannot take text back), so only text that the final answer
+    is sure to begin with goes out: never the leading or trailing whitespace the answer is stripped of,
+    nothing from the first character that may begin a call, and (with ``screen``) nothing until a letter
+    or digit: call syntax that ``parse_output`` drops (the 0.5B model wrote ``(`` before a repeated call,
+    and ``>``, ``[`` or ``,`` before others) has none.
+    """
 
     screen: bool
     text: str = ""
     sent: int = 0
     held: bool = False
+
+    @property
+    def said(self) -> str:
+        return self.text[: self.sent]
 
     def add(self, piece: str) -> str:
         """The part of ``piece`` to stream now."""
@@ -261,16 +286,21 @@ class _Shown:
             marks = [i for i in (self.text.find(c, self.sent) for c in _CALL_MARKS) if i >= 0]
             if marks:
                 end, self.held = min(marks), True
+        end = max(self.sent, len(self.text[:end].rstrip()))
+        if self.screen and not any(c.isalnum() for c in self.text[:end]):
+            return ""
         chunk, self.sent = self.text[self.sent : end], end
         return chunk
 
     def rest(self, answer: str) -> str:
-        """What the final ``answer`` adds to what was streamed (nothing if it no longer starts with it)."""
-        for shown in (self.text[: self.sent], self.text[: self.sent].rstrip()):
-            if answer.startswith(shown):
-                return answer[len(shown) :]
-        return ""
+        """What the final ``answer`` adds to what was streamed, which it always begins with."""
+        said = self.said
+        if not answer.startswith(said):  # pragma: no cover - add() streams only what the answer keeps
+            raise ProviderError(f"the local model streamed {said!r}, which its answer {answer!r} does not begin with")
+        return answer[len(said) :]
 
+
+_CONTINUATION = "root ::= [^\\x00]*"
 
 # Where a call written as text may begin; streamed answer text stops there until the output is parsed.
 _CALL_MARKS = ("<", "{", "`", ">")
@@ -304,6 +334,7 @@ async def _pieces(
                 loaded.aborter.finished()
 
     task = asyncio.ensure_future(asyncio.to_thread(work))
+    getter: asyncio.Future[str] | None = None
     try:
         while not task.done():
             getter = asyncio.ensure_future(queue.get())
@@ -316,6 +347,10 @@ async def _pieces(
             yield queue.get_nowait()
         yield task.result()
     finally:
+        # A Ctrl-C lands in the wait above: the getter left pending was collected later, and asyncio printed
+        # "Task was destroyed but it is pending!" into the chat session that went on (issue 36).
+        if getter is not None:
+            getter.cancel()
         cancel.set()
         task.add_done_callback(_retrieve)
 
