@@ -139,14 +139,14 @@ def test_a_side_effect_cut_off_by_a_killed_process_waits_in_the_inbox_and_runs_a
         "def pay(to: str, amount: int) -> str:\n"
         "    '''Pay someone.'''\n"
         "    pathlib.Path(sys.argv[2]).write_text('maybe')\n"
-        "    os._exit(9)  # killed mid-payment: no recorded end\n"
+        "    os.kill(os.getpid(), 9)  # killed mid-payment: no recorded end\n"
         "j = Journal(sys.argv[1])\n"
         "Agent(model=ScriptedModel([call('pay', to='bob', amount=20), 'done']), tools=Toolbox([pay]),"
         " hooks=j.wrap()).run('pay bob', run_id='cut')\n"
     )
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
     killed = subprocess.run([sys.executable, "-c", script, location, str(marker)], env=env, capture_output=True)
-    assert killed.returncode == 9 and marker.read_text() == "maybe"
+    assert killed.returncode == -9 and marker.read_text() == "maybe"
     journal, paid = Journal(location), []
     [held] = held_calls(journal.store.entries("cut"))
     assert held.interrupted and dict(held.arguments) == {"to": "bob", "amount": 20}

@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -40,9 +41,10 @@ def slow_sync(seconds: float) -> str:
 
 @tool(effects=["side_effect", "egress"])
 def crash() -> str:
-    """Write to stderr and exit the server process at once."""
+    """Write to stderr and end the server process at once (killed: an ``os._exit`` in a tool's worker thread
+    would only fail the call, see toolslip.agent._exits)."""
     print("about to crash: disk on fire", file=sys.stderr, flush=True)
-    os._exit(3)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 @tool(effects=["idempotent", "destructive"], trusted_output=True)

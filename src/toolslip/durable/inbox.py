@@ -23,12 +23,14 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..core.errors import ConfigError
 from ..core.messages import ModelResponse, ToolCall
+from .journal_faults import journal_faults, translated
 from .journal_store import Entry, JournalStore
 
 __all__ = [
@@ -255,14 +257,18 @@ class _SqliteBox:
         data BLOB NOT NULL, PRIMARY KEY (run_id, step, call_id))"""
 
     def __init__(self, path: Any) -> None:
-        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA busy_timeout=30000")
-        self.db.execute(self._SCHEMA)
+        self.path = Path(path)
+        with journal_faults(self.path):  # a full disk or a damaged file: one sentence naming the journal
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA busy_timeout=30000")
+            self.db.execute(self._SCHEMA)
 
+    @translated
     def put(self, run_id: str, step: int, call_id: str, shown: str, data: Mapping[str, Any]) -> bool:
         row = (run_id, step, call_id, shown, orjson.dumps(data))
         return bool(self.db.execute("INSERT OR IGNORE INTO decisions VALUES (?, ?, ?, ?, ?)", row).rowcount)
 
+    @translated
     def get(self, run_id: str) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT step, data FROM decisions WHERE run_id = ?", (run_id,)).fetchall()
         return [{**orjson.loads(data), "step": step} for step, data in rows]

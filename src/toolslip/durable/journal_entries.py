@@ -124,9 +124,10 @@ def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
 def not_resumable(run_id: str, entries: Sequence[Entry], where: object) -> str:
     """Why ``run_id`` cannot be resumed when its entries hold no ``start``: there is no such run, or its first
     write failed (an ``abort`` alone), so nothing of it was journaled and it is to be run again."""
-    if not entries:
+    abort = next((e for e in entries if e.kind == "abort"), None)
+    if abort is None:  # nothing of it, or entries without their start (a damaged file): not a failed start
         return f"no run {run_id!r} in {where}; `toolslip runs` lists the runs it holds"
-    error = next((str(e.data.get("error", "")) for e in entries if e.kind == "abort"), "")
+    error = str(abort.data.get("error", ""))
     because = f" ({error})" if error else ""
     return (
         f"run {run_id!r} never started: its first entry could not be written{because}; "
