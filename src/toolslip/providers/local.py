@@ -19,7 +19,7 @@ import dataclasses
 import importlib.util
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -32,9 +32,11 @@ from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_e
 from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
 from .local_decode import Aborter, Generated, generate
+from .local_figures import UNGROUNDED, marked, nudged, steered, ungrounded
 from .local_probe import check_library
 from .local_settings import triage
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
+from .local_window import fit_prompt
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -134,6 +136,9 @@ class LocalModel:
     ``toolslip serve`` can forward it as it is decoded (:mod:`toolslip.server.live`)."""
     output_mode: ClassVar[str] = "native"
     """Typed answers are asked for in ``Request.output``, which the grammar then guarantees."""
+    check_figures: bool = True
+    """With tools offered, ask once more when an answer gives figures that neither the conversation nor a
+    tool gave, and mark those still left in a text answer (:mod:`.local_figures`)."""
     repeat_guard: bool = True
     """Asked again for a call already answered in the conversation it was given, answer instead (same request).
 
@@ -160,26 +165,41 @@ class LocalModel:
         settings = request.settings
         tools, allow_text, max_calls = _offer(request.tools, settings)
         picked = triage(settings, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed)
-        if picked.max_tool_calls is not None:
-            max_calls = max(1, min(max_calls or picked.max_tool_calls, picked.max_tool_calls))
+        max_calls = _capped(max_calls, picked.max_tool_calls)
         calling = bool(request.tools) and settings.tool_choice != "none"
         # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
         # writing calls as text instead of answering.
-        messages = request.messages if request.output is None else with_answer_schema(request.messages, request.output)
-        prompt = loaded.template.render(messages, request.tools if calling else ())
-        grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
+        offered = request.tools if calling else ()
+        messages = steered(request.messages) if calling and self.check_figures else list(request.messages)
+        reserve = min(int(picked.options["max_tokens"]), self.n_ctx // 4)
+        in_memory = (loaded.llama, loaded.template, loaded.lock)
+        messages = await asyncio.to_thread(fit_prompt, in_memory, messages, offered, reserve)
+        # Figures an answer gives with tools at hand are checked before it is shown (local_figures), so
+        # such an answer is not streamed while it is written: it may yet be asked again.
+        checking = self.check_figures and calling and allow_text
         shown = _Shown(screen=calling)
-        async for piece in _pieces(loaded, prompt, picked.options, grammar):
+        async for piece in self._decide(
+            loaded, messages, offered, picked.options, request, tools, max_calls, allow_text
+        ):
             if isinstance(piece, Generated):
                 out = piece
-            elif chunk := shown.add(piece):
+            elif not checking and (chunk := shown.add(piece)):
                 yield TextChunk(text=chunk)
         text, calls = parse_output(out.text, tools) if calling else (out.text.strip(), [])
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+        again = nudged(messages, text) if checking and not calls else None
+        if again is not None:  # asked once more, the figures named, the tools offered
+            out = await _whole(self._decide(loaded, again, offered, picked.options, request, tools, max_calls))
+            text, calls = parse_output(out.text, tools)
+            usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+        unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and self.repeat_guard and allow_text:
             calls = fresh_calls(calls, request.messages)
             if not calls:  # each call repeats one already answered: the answer is decoded instead
-                prompt = loaded.template.render(answer_messages(messages), ())
+                answering = answer_messages(
+                    messages if request.output is None else with_answer_schema(messages, request.output)
+                )
+                prompt = loaded.template.render(answering, ())
                 answer = self._grammar(request, (), allow_text=True, max_calls=None)
                 shown = _Shown(screen=False)
                 async for piece in _pieces(loaded, prompt, picked.options, answer):
@@ -189,6 +209,9 @@ class LocalModel:
                         yield TextChunk(text=chunk)
                 text = out.text.strip()
                 usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+                unsupported = ungrounded(text, request.messages) if self.check_figures else []
+        if unsupported and request.output is None:
+            text = marked(text, unsupported)  # so nobody takes them for a tool's data
         if rest := shown.rest(text):
             yield TextChunk(text=rest)
         stop: StopReason = "tool_use" if calls else ("max_tokens" if out.finish == "length" else "end_turn")
@@ -199,12 +222,51 @@ class LocalModel:
             model=self.name,
             id=f"cmpl-{uuid.uuid4()}",
             # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
-            extra={IGNORED: picked.ignored} if picked.ignored else {},
+            extra=_extra(picked.ignored, unsupported),
         )
         for event in response_to_events(dataclasses.replace(response, message=Message.assistant("", calls))):
             if not isinstance(event, ResponseDone):
                 yield event
         yield ResponseDone(response=response)
+
+    async def _decide(
+        self,
+        loaded: LoadedModel,
+        messages: Sequence[Message],
+        offered: Sequence[ToolSpec],
+        options: dict[str, Any],
+        request: Request,
+        tools: tuple[ToolSpec, ...],
+        max_calls: int | None,
+        allow_text: bool = True,
+    ) -> AsyncIterator[str | Generated]:
+        """One turn's generation from ``messages`` with ``offered`` in the prompt: its pieces, then the whole.
+
+        With tools and a typed answer both open, the first token is decoded alone, under the grammar of calls
+        or free text, no schema in the prompt: given ``root ::= calls | answer`` and the schema the 0.5B model
+        answered at once in 8 of 8 questions whose data only a tool had. A call goes on from the same prompt
+        (llama.cpp reuses what it evaluated); anything else is the typed answer, the schema after the rest.
+        """
+        if request.output is None or not (tools and allow_text and self.grammar):
+            shown = messages if request.output is None else with_answer_schema(messages, request.output)
+            grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
+            async for piece in _pieces(loaded, loaded.template.render(shown, offered), options, grammar):
+                yield piece
+            return
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        prompt = loaded.template.render(messages, offered)
+        first = LlamaGrammar.from_string(tool_grammar(tools, allow_text=True, max_calls=1), verbose=False)
+        probe = await _whole(_pieces(loaded, prompt, options | {"max_tokens": 1}, first))
+        if probe.text.lstrip().startswith("<"):
+            grammar = tool_grammar(tools, allow_text=False, max_calls=max_calls)
+        else:
+            prompt = loaded.template.render(with_answer_schema(messages, request.output, at_end=True), offered)
+            grammar = answer_grammar(request.output, (), max_calls=None)
+        async for piece in _pieces(loaded, prompt, options, LlamaGrammar.from_string(grammar, verbose=False)):
+            if isinstance(piece, Generated):
+                piece = dataclasses.replace(piece, prompt_tokens=piece.prompt_tokens + probe.prompt_tokens)
+            yield piece
 
     def _grammar(
         self, request: Request, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None
@@ -299,10 +361,28 @@ async def _pieces(
         task.add_done_callback(_retrieve)
 
 
+async def _whole(pieces: AsyncIterator[str | Generated]) -> Generated:
+    """The :class:`Generated` at the end of a generation's pieces (text not streamed: it may be asked again)."""
+    async for piece in pieces:
+        if isinstance(piece, Generated):
+            return piece
+    raise ProviderError("the local model ended without an answer")  # pragma: no cover - pieces always end so
+
+
 def _retrieve(task: asyncio.Future[Generated]) -> None:
     """Collect a stopped worker's outcome, so asyncio does not report an exception nobody awaited."""
     if not task.cancelled():
         task.exception()
+
+
+def _capped(max_calls: int | None, asked: int | None) -> int | None:
+    """Calls per turn under a request's ``max_tool_calls`` (``asked``), at least one."""
+    return max_calls if asked is None else max(1, min(max_calls or asked, asked))
+
+
+def _extra(ignored: tuple[str, ...], unsupported: list[str]) -> dict[str, Any]:
+    """``ModelResponse.extra``: the settings ignored, and the answer's figures no tool gave."""
+    return ({IGNORED: ignored} if ignored else {}) | ({UNGROUNDED: tuple(unsupported)} if unsupported else {})
 
 
 def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:

@@ -16,9 +16,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.messages import Message, Part, ToolResult, ToolSpec
+from .local_chat import ChatTemplate
 
 if TYPE_CHECKING:
-    from .local import LoadedModel
+    import threading
+
+    from llama_cpp import Llama
 
 __all__ = ["fit_prompt", "fit_window"]
 
@@ -29,16 +32,21 @@ _NOTE_TOKENS = 60
 
 
 def fit_prompt(
-    loaded: LoadedModel, messages: Sequence[Message], tools: Sequence[ToolSpec], reserve: int
+    model: tuple[Llama, ChatTemplate, threading.Lock],
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    reserve: int,
 ) -> list[Message]:
     """``messages`` cut (:func:`fit_window`) so their prompt leaves ``reserve`` tokens of the window for the answer."""
 
-    def count(trial: Sequence[Message]) -> int:
-        prompt = loaded.template.render(trial, tools)
-        with loaded.lock:
-            return len(loaded.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+    llama, template, lock = model
 
-    return fit_window(messages, count, loaded.llama.n_ctx() - reserve)
+    def count(trial: Sequence[Message]) -> int:
+        prompt = template.render(trial, tools)
+        with lock:
+            return len(llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+
+    return fit_window(messages, count, llama.n_ctx() - reserve)
 
 
 def fit_window(messages: Sequence[Message], count: Callable[[Sequence[Message]], int], room: int) -> list[Message]:
