@@ -27,12 +27,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..core._display import did_you_mean
 from ..core.errors import ConfigError, InvalidValue, ProviderError
 from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
-from ..core.model import IGNORED
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
 from .local_decode import Aborter, Generated, generate
-from .local_figures import UNGROUNDED, marked, nudged, steered, ungrounded
+from .local_figures import marked, nudged, response_extra, steered, ungrounded
 from .local_probe import check_library
 from .local_settings import triage
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
@@ -188,6 +187,7 @@ class LocalModel:
         text, calls = parse_output(out.text, tools) if calling else (out.text.strip(), [])
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
         again = nudged(messages, text) if checking and not calls else None
+        doubted = text if again is not None else None
         if again is not None:  # asked once more, the figures named, the tools offered
             out = await _whole(self._decide(loaded, again, offered, picked.options, request, tools, max_calls))
             text, calls = parse_output(out.text, tools)
@@ -222,7 +222,7 @@ class LocalModel:
             model=self.name,
             id=f"cmpl-{uuid.uuid4()}",
             # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
-            extra=_extra(picked.ignored, unsupported),
+            extra=response_extra(picked.ignored, unsupported, doubted),
         )
         for event in response_to_events(dataclasses.replace(response, message=Message.assistant("", calls))):
             if not isinstance(event, ResponseDone):
@@ -378,11 +378,6 @@ def _retrieve(task: asyncio.Future[Generated]) -> None:
 def _capped(max_calls: int | None, asked: int | None) -> int | None:
     """Calls per turn under a request's ``max_tool_calls`` (``asked``), at least one."""
     return max_calls if asked is None else max(1, min(max_calls or asked, asked))
-
-
-def _extra(ignored: tuple[str, ...], unsupported: list[str]) -> dict[str, Any]:
-    """``ModelResponse.extra``: the settings ignored, and the answer's figures no tool gave."""
-    return ({IGNORED: ignored} if ignored else {}) | ({UNGROUNDED: tuple(unsupported)} if unsupported else {})
 
 
 def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:

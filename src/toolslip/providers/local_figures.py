@@ -16,10 +16,23 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..core.messages import Message, Text
+from ..core.model import IGNORED
 
-__all__ = ["NUDGE", "STEER", "UNGROUNDED", "marked", "nudged", "steered", "ungrounded", "unused"]
+__all__ = [
+    "ASKED_AGAIN",
+    "NUDGE",
+    "STEER",
+    "UNGROUNDED",
+    "marked",
+    "nudged",
+    "response_extra",
+    "steered",
+    "ungrounded",
+    "unused",
+]
 
 _NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
 
@@ -105,6 +118,9 @@ NUDGE = "Call the tool that gives it now; if no tool can, say that you could not
 _GUESSED = "An answer with {figures} would be a guess: neither my question nor any tool result gives it."
 _UNUSED = "My question's {figures} went into no tool call yet."
 
+ASKED_AGAIN = "asked_again"
+"""``ModelResponse.extra`` key: the first answer, when its figures made the provider ask once more."""
+
 UNGROUNDED = "ungrounded"
 """``ModelResponse.extra`` key: the figures of the answer that neither the conversation nor a tool gave."""
 
@@ -126,6 +142,16 @@ def nudged(messages: Sequence[Message], answer: str) -> list[Message] | None:
     else:
         out.append(Message.user(line))
     return out
+
+
+def response_extra(ignored: tuple[str, ...], unsupported: Sequence[str], doubted: str | None) -> dict[str, Any]:
+    """``ModelResponse.extra``: the settings ignored, the answer's figures no tool gave, the answer asked again."""
+    extra: dict[str, Any] = {IGNORED: ignored} if ignored else {}
+    if unsupported:
+        extra[UNGROUNDED] = tuple(unsupported)
+    if doubted:
+        extra[ASKED_AGAIN] = doubted
+    return extra
 
 
 def marked(answer: str, figures: Sequence[str]) -> str:
