@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolslip.messages import Message, ToolCall, ToolResult
-from toolslip.providers.local_figures import marked, nudged, ungrounded, unused
+from toolslip.providers.local_figures import FigureGate, marked, nudged, ungrounded, unused
 
 TRIP = "I spent 320 USD and 15000 JPY on a business trip. How much is that in CNY in total? And split among 4 people?"
 
@@ -55,3 +55,10 @@ def test_a_marked_answer_says_which_figures_are_the_models_own() -> None:
     assert marked("Paris is 20 °C.", ["20"]).endswith(
         "[not from a tool: 20 — the model wrote these figures itself; no tool result gave them]"
     )
+
+
+def test_the_gate_passes_the_text_before_the_first_figure_and_holds_the_rest() -> None:
+    gate = FigureGate(on=True)
+    shown = [gate.let(piece) for piece in ("The total ", "is 3,0", "02.6 CNY", " in all.")]
+    assert shown == ["The total ", "is ", "", ""]
+    assert [FigureGate(on=False).let(p) for p in ("is 3,0", "02.6")] == ["is 3,0", "02.6"]

@@ -31,7 +31,7 @@ from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_e
 from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
 from .local_decode import Aborter, Generated, generate
-from .local_figures import marked, nudged, response_extra, steered, ungrounded
+from .local_figures import FigureGate, marked, nudged, response_extra, steered, ungrounded
 from .local_probe import check_library
 from .local_settings import triage
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
@@ -173,20 +173,19 @@ class LocalModel:
         reserve = min(int(picked.options["max_tokens"]), self.n_ctx // 4)
         in_memory = (loaded.llama, loaded.template, loaded.lock)
         messages = await asyncio.to_thread(fit_prompt, in_memory, messages, offered, reserve)
-        # Figures an answer gives with tools at hand are checked before it is shown (local_figures), so
-        # such an answer is not streamed while it is written: it may yet be asked again.
+        # Figures an answer gives with tools at hand are checked before they are shown (local_figures): the
+        # text streams up to its first digit, and an answer of which nothing was shown may be asked again.
         checking = self.check_figures and calling and allow_text
-        shown = _Shown(screen=calling)
-        async for piece in self._decide(
-            loaded, messages, offered, picked.options, request, tools, max_calls, allow_text
-        ):
+        shown, gate = _Shown(screen=calling), FigureGate(on=checking)
+        decoding = self._decide(loaded, messages, offered, picked.options, request, tools, max_calls, allow_text)
+        async for piece in decoding:
             if isinstance(piece, Generated):
                 out = piece
-            elif not checking and (chunk := shown.add(piece)):
+            elif chunk := shown.add(gate.let(piece)):
                 yield TextChunk(text=chunk)
         text, calls = parse_output(out.text, tools) if calling else (out.text.strip(), [])
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
-        again = nudged(messages, text) if checking and not calls else None
+        again = nudged(messages, text) if checking and not calls and not shown.sent else None
         doubted = text if again is not None else None
         if again is not None:  # asked once more, the figures named, the tools offered
             out = await _whole(self._decide(loaded, again, offered, picked.options, request, tools, max_calls))

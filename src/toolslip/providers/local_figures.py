@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.messages import Message, Text
@@ -23,6 +23,7 @@ from ..core.model import IGNORED
 
 __all__ = [
     "ASKED_AGAIN",
+    "FigureGate",
     "NUDGE",
     "STEER",
     "UNGROUNDED",
@@ -142,6 +143,24 @@ def nudged(messages: Sequence[Message], answer: str) -> list[Message] | None:
     else:
         out.append(Message.user(line))
     return out
+
+
+@dataclass
+class FigureGate:
+    """What of a streamed answer may be shown before its figures are checked: the text before its first digit."""
+
+    on: bool
+    closed: bool = False
+
+    def let(self, piece: str) -> str:
+        """The part of ``piece`` to pass on; after the first digit, nothing (the rest waits for the check)."""
+        if self.closed or not self.on:
+            return "" if self.closed else piece
+        digit = next((i for i, c in enumerate(piece) if c.isdigit()), None)
+        if digit is None:
+            return piece
+        self.closed = True
+        return piece[:digit]
 
 
 def response_extra(ignored: tuple[str, ...], unsupported: Sequence[str], doubted: str | None) -> dict[str, Any]:
