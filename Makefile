@@ -23,7 +23,7 @@ LLAMA_ID := $(shell printf '%s|%s|%s|%s|%s' '$(LLAMA_VERSION)' "$$($(PYTHON) -c 
 	'$(LLAMA_CMAKE_ARGS)' '$(LLAMA_CFLAGS)' "$$(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null)" | cksum | cut -d' ' -f1)
 LLAMA_WHEELS := $(shell $(PYTHON) -m pip cache dir 2>/dev/null || echo $(HOME)/.cache/pip)/toolslip-llama/$(LLAMA_VERSION)-$(LLAMA_ID)
 
-.PHONY: venv llama-wheel system-deps run test check clean
+.PHONY: venv llama-wheel system-deps js-deps run test check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,8 +63,13 @@ run: venv
 system-deps:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
+	@command -v npm >/dev/null || (apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null)
 
-test: venv system-deps
+# The console's stream test runs the Vercel AI SDK's own chat client (the `ai` npm package) in Node.
+js-deps: system-deps
+	cd tests/js && npm ci --no-audit --no-fund --loglevel=error
+
+test: venv system-deps js-deps
 	$(BIN)/python -m pytest -q
 
 check: venv

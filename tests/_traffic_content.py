@@ -264,6 +264,13 @@ def _schema(bag: _Bag, body: dict[str, Any]) -> dict[str, Any]:
     """Count a structured-output schema as ``schema`` and return the body without the field that held it
     (a field left holding something else, such as ``text.verbosity``, still counts as a field)."""
     body = dict(body)
+    if body.get("modalities") == ["text"]:
+        del body["modalities"]  # Chat's default: text answers only
+    for key in ("response_format", "format"):  # Chat's JSON mode, and Ollama's (Responses' is text.format)
+        mode = _json_mode(body.get(key))
+        if mode is not None:
+            bag.setting("json_mode", mode or None)  # "": the default, plain text, says nothing
+            del body[key]
     chat = body.get("response_format")
     if isinstance(chat, dict) and chat.get("type") == "json_schema":
         bag.add("schema", _canon((chat.get("json_schema") or {}).get("schema")))
@@ -278,6 +285,12 @@ def _schema(bag: _Bag, body: dict[str, Any]) -> dict[str, Any]:
         if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
             bag.add("schema", _canon(fmt.get("schema")))
             body[key] = {k: v for k, v in holder.items() if k != "format"}  # type: ignore[union-attr]
+        elif _json_mode(fmt) is not None:
+            bag.setting("json_mode", _json_mode(fmt) or None)
+            body[key] = {k: v for k, v in holder.items() if k != "format"}  # type: ignore[union-attr]
+        if key == "output_config" and isinstance(body.get(key), dict) and "effort" in body[key]:
+            bag.setting("reasoning_effort", body[key]["effort"])  # Anthropic's effort: Chat's reasoning_effort
+            body[key] = {k: v for k, v in body[key].items() if k != "effort"}
     if isinstance(body.get("format"), dict):  # Ollama: the schema itself ("json" is JSON mode, a field)
         bag.add("schema", _canon(body.pop("format")))
     converse = body.get("outputConfig")
@@ -292,18 +305,34 @@ def _schema(bag: _Bag, body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def _json_mode(value: Any) -> str | None:
+    """``"json"`` for JSON mode without a schema, ``""`` for plain text (every format's default), else None."""
+    if value in ({"type": "json_object"}, "json", "application/json"):
+        return "json"
+    return "" if value in ({"type": "text"}, "text/plain") else None
+
+
 def _gemini_output(bag: _Bag, generation: dict[str, Any]) -> set[str]:
     """Gemini's structured output (JSON with a schema: ``responseJsonSchema``, or the older OpenAPI-flavoured
-    ``responseSchema``) counted as ``schema``; the keys that said it."""
+    ``responseSchema``) counted as ``schema``, JSON mode as a setting; the keys that said it (with
+    ``responseModalities: ["TEXT"]``, the default, which says nothing)."""
+    said = {"responseModalities"} if generation.get("responseModalities") in (["TEXT"], ["text"]) else set()
     if generation.get("responseMimeType") != "application/json":
-        return set()
+        if generation.get("responseMimeType") == "text/plain":
+            said.add("responseMimeType")
+        return said
+    if not isinstance(generation.get("responseJsonSchema"), dict) and not isinstance(
+        generation.get("responseSchema"), dict
+    ):
+        bag.setting("json_mode", "json")
+        return said | {"responseMimeType"}
     if isinstance(generation.get("responseJsonSchema"), dict):
         bag.add("schema", _canon(generation["responseJsonSchema"]))
-        return {"responseMimeType", "responseJsonSchema"}
+        return said | {"responseMimeType", "responseJsonSchema"}
     if isinstance(generation.get("responseSchema"), dict):
         bag.add("schema", _canon(_gemini_schema(generation["responseSchema"])))
-        return {"responseMimeType", "responseSchema"}
-    return set()
+        return said | {"responseMimeType", "responseSchema"}
+    return said
 
 
 def chat_request(body: dict[str, Any]) -> Content:
@@ -473,6 +502,7 @@ _ANTHROPIC_BODY = {
     "top_p",
     "stop_sequences",
     "max_tokens",
+    "cache_control",  # automatic prompt caching: a cache hint, as a block's cache_control is
 }
 
 
@@ -608,6 +638,13 @@ def _gemini_response_value(response: Any) -> tuple[str, bool]:
     return json.dumps(response, ensure_ascii=False), False
 
 
+def _standard_base64(data: Any) -> Any:
+    """Base64 in the standard alphabet, padded: google-genai sends the same bytes URL-safe (``-``, ``_``)."""
+    if not isinstance(data, str):
+        return data
+    return data.replace("-", "+").replace("_", "/") + "=" * (-len(data) % 4)
+
+
 def _gemini_parts(bag: _Bag, side: str, parts: Any) -> None:
     if isinstance(parts, dict):
         parts = [parts]
@@ -631,7 +668,7 @@ def _gemini_parts(bag: _Bag, side: str, parts: Any) -> None:
         elif "inlineData" in part or "fileData" in part:
             data = _camel_keys(part.get("inlineData") or part.get("fileData") or {})
             kind = "image" if str(data.get("mimeType", "")).startswith("image/") else "file"
-            bag.add("media", (kind, data.get("data") or data.get("fileUri")))
+            bag.add("media", (kind, _standard_base64(data.get("data")) or data.get("fileUri")))
         else:  # executableCode, codeExecutionResult...
             bag.add("hosted", next(iter(part), "?"))
             continue
@@ -689,14 +726,13 @@ def gemini_request(body: dict[str, Any]) -> Content:
             bag.add("field", "toolConfig.functionCallingConfig")
     for key in config.keys() - {"functionCallingConfig"}:
         bag.add("field", f"toolConfig.{key}")
-    generation = body.get("generationConfig") or {}
+    generation = {_camel(k): v for k, v in (body.get("generationConfig") or {}).items()}  # SDKs send either
     output = _gemini_output(bag, generation)
     bag.setting("temperature", generation.get("temperature"))
     bag.setting("top_p", generation.get("topP"))
     bag.setting("stop", generation.get("stopSequences") or None)
     bag.setting("max_tokens", generation.get("maxOutputTokens"))
-    thinking = dict(generation.get("thinkingConfig") or generation.get("thinking_config") or {})
-    thinking = {_camel(k): v for k, v in thinking.items()}  # the API reads thinking_level as thinkingLevel
+    thinking = _gemini_thinking(generation)
     level = thinking.pop("thinkingLevel", None)
     if isinstance(level, str):
         bag.setting("reasoning_effort", level.lower())  # the API's enum words are upper case
@@ -718,8 +754,18 @@ def gemini_request(body: dict[str, Any]) -> Content:
     ):
         if generation[key] not in (None, [], {}, ""):
             bag.add("field", _GEMINI_KNOBS.get(key, f"generationConfig.{key}"))
-    _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})
+    _fields(bag, body, {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model"})
     return bag.c
+
+
+def _gemini_thinking(generation: dict[str, Any]) -> dict[str, Any]:
+    """The thinkingConfig in camelCase (the API reads thinking_level as thinkingLevel), less the default
+    ``includeThoughts: false`` (thoughts are not returned), which says nothing."""
+    thinking = dict(generation.get("thinkingConfig") or generation.get("thinking_config") or {})
+    thinking = {_camel(k): v for k, v in thinking.items()}
+    if thinking.get("includeThoughts") is False:
+        del thinking["includeThoughts"]
+    return thinking
 
 
 def _camel(key: str) -> str:
@@ -748,7 +794,10 @@ def gemini_response(body: dict[str, Any]) -> Content:
         grounding = candidate.get("groundingMetadata") or {}
         for chunk in grounding.get("groundingChunks") or ():
             bag.add("citation", ((chunk.get("web") or chunk.get("retrievedContext") or {}).get("uri")))
-        for key in candidate.keys() - {"content", "finishReason", "index", "avgLogprobs"}:
+        quiet = {"content", "finishReason", "index", "avgLogprobs"}
+        if candidate.get("finishReason") == "STOP":
+            quiet.add("finishMessage")  # it explains an ordinary stop ("Model generated function call(s).")
+        for key in candidate.keys() - quiet:
             if candidate[key] not in (None, [], {}, ""):
                 bag.add("field", f"candidate:{key}")
     if body.get("promptFeedback"):
@@ -791,8 +840,8 @@ def _converse_blocks(bag: _Bag, side: str, blocks: Any) -> None:
             bag.reasoning(text.get("text"))
             bag.opaque(text.get("signature"))
             bag.opaque(reasoning.get("redactedContent"))
-        else:  # cachePoint, guardContent, citationsContent, video...
-            bag.add("hosted", next(iter(block), "?"))
+        elif "cachePoint" not in block:  # a cache point is a cache hint, as Anthropic's cache_control is
+            bag.add("hosted", next(iter(block), "?"))  # guardContent, citationsContent, video...
 
 
 def bedrock_request(body: dict[str, Any]) -> Content:

@@ -1,5 +1,5 @@
 """Recorded Gemini, Bedrock Converse and Ollama traffic (``tests/data/real_traffic/google_aws_ollama``, from
-fourteen public projects; nobody here wrote it) goes through the checks the other recorded traffic goes
+fifteen public projects; nobody here wrote it) goes through the checks the other recorded traffic goes
 through: every body reads and writes back as the same JSON, and every conversion among the seven formats
 runs, and says what it lost, counted by ``_traffic_content`` (which imports nothing from toolslip).
 """
@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from _traffic_content import content
-from test_real_traffic import FORMATS, _canon, _stamped, _unreported
+from test_real_traffic import (
+    FORMATS,
+    REFUSALS,
+    _bodies,
+    _canon,
+    _stamped,
+    _unreported,
+    listed_refusals,
+    refusal_causes,
+)
 from toolslip.checker import check
 from toolslip.conversion import Conversion, convert
 from toolslip.errors import CannotExpress
@@ -39,7 +48,7 @@ BODIES = [
 
 
 def test_the_corpus_holds_all_three_formats_with_tool_traffic() -> None:
-    assert len(RECORDS) == 617, len(RECORDS)
+    assert len(RECORDS) == 639, len(RECORDS)
     seen: Counter[tuple[str, str, str]] = Counter()
     for _, fmt, what, body in BODIES:
         found = content(fmt, what, body)
@@ -61,7 +70,7 @@ def test_identity_gives_back_the_same_json() -> None:
             continue
         if _canon(out.data) != _canon(body) or out.lost:
             failures.append(f"{rid} {what}: not the same JSON back (lost: {list(map(str, out.lost))[:2]})")
-    assert len(BODIES) == 1037
+    assert len(BODIES) == 1068
     assert not failures, f"{len(failures)} failures, first: {failures[:10]}"
 
 
@@ -98,6 +107,17 @@ def test_every_conversion_among_seven_formats_runs_and_reports_what_it_lost() ->
             failures += [f"{where}: {problem}" for problem in _unreported(fmt, target, what, body, dropped)]
     assert conversions == 6 * len(BODIES)
     assert not failures, f"{len(failures)} failures, first: {failures[:10]}"
+
+
+def test_refusals_have_only_the_causes_reviewed_for_the_whole_corpus() -> None:
+    """The refusals over this corpus, by cause, are all listed with their reasons in ``refusals.txt``, and
+    every cause listed there still refuses something in one of the two corpora (no stale line)."""
+    found = refusal_causes(BODIES)
+    listed = listed_refusals()
+    new = {cause: n for cause, n in found.items() if cause not in listed}
+    assert not new, f"refused for a cause not in {REFUSALS.name}: {new}"
+    stale = listed - set(found) - set(refusal_causes(_bodies()))
+    assert not stale, f"listed in {REFUSALS.name} but refusing nothing: {sorted(stale)}"
 
 
 def test_check_finds_nothing_wrong_in_requests_the_services_accepted() -> None:

@@ -10,8 +10,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .agent.context import Context, RunContext
     from .agent.debug import CheckHook
-    from .agent.hooks import Hook, RunContext, ToolAnswer
+    from .agent.hooks import Hook, ToolAnswer
     from .agent.limits import Limits
     from .agent.loop import Agent, RunResult, arun, run
     from .agent.tools import Tool, Toolbox, tool
@@ -72,6 +73,7 @@ _LAZY: dict[str, str] = {
     "CheckHook": "agent.debug",
     "CheckReport": "formats.checker",
     "ConfigError": "core.errors",
+    "Context": "agent.context",
     "Conversion": "formats.conversion",
     "Decision": "durable.approval",
     "Dedup": "durable.dedup",
@@ -91,7 +93,7 @@ _LAZY: dict[str, str] = {
     "ProviderPart": "core.messages",
     "RepeatGuard": "durable.repeats",
     "Request": "core.messages",
-    "RunContext": "agent.hooks",
+    "RunContext": "agent.context",
     "RunResult": "agent.loop",
     "SecretGuard": "guard.secrets",
     "SerialSideEffects": "durable.serial",

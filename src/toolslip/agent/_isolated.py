@@ -60,7 +60,8 @@ def _run(where: tuple[str, str | None, str], kwargs: bytes) -> Any:
         target = getattr(target, part)
     if isinstance(target, Tool):  # @tool replaced the function by its Tool
         target = target.fn
-    value = target(**pickle.loads(kwargs))
+    args, keywords = pickle.loads(kwargs)
+    value = target(*args, **keywords)
     if inspect.isawaitable(value):
         value = asyncio.run(_awaited(value))
     return serialize_output(value)

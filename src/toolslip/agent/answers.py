@@ -174,15 +174,18 @@ class Answer(Generic[T]):
 
     # --- judging ---------------------------------------------------------------------------------------
 
-    def judge(self, response: ModelResponse) -> Verdict | None:
-        """The verdict on a response that answers; ``None`` for an ordinary tool turn (or a cut answer)."""
+    def judge(self, response: ModelResponse, ctx: object = None) -> Verdict | None:
+        """The verdict on a response that answers; ``None`` for an ordinary tool turn (or a cut answer).
+
+        ``ctx`` (the run context) is pydantic's validation context: a validator on the output type reads
+        the run's deps as ``info.context.deps``."""
         calls = response.message.tool_calls
         final = next((c for c in calls if c.name == FINAL_TOOL), None) if self.mode == "tool" else None
         if final is not None:
             if final.arguments is None:
                 _, problem = _json_in(final.raw_arguments or "")
                 return self._invalid(problem or f"the arguments of {FINAL_TOOL} are not a JSON object", final)
-            return self.check(dict(final.arguments), final)
+            return self.check(dict(final.arguments), final, ctx)
         if calls or response.stop_reason == "max_tokens":
             return None
         text = response.message.text
@@ -193,9 +196,9 @@ class Answer(Generic[T]):
             if self.mode == "tool":
                 problem = f"the answer was text, not a call of {FINAL_TOOL} ({problem})"
             return self._invalid(problem, None)
-        return self.check(value, None)
+        return self.check(value, None, ctx)
 
-    def check(self, value: Any, call: ToolCall | None = None) -> Verdict:
+    def check(self, value: Any, call: ToolCall | None = None, ctx: object = None) -> Verdict:
         """Validate a decoded answer (unwrapping ``{"value": ...}``)."""
         text = json.dumps(value, ensure_ascii=False)
         value = drop_strict_nulls(value, self.schema)
@@ -214,7 +217,7 @@ class Answer(Generic[T]):
         import pydantic
 
         try:
-            parsed = self._adapter.validate_python(value)
+            parsed = self._adapter.validate_python(value, context=ctx)
         except pydantic.ValidationError as exc:
             return self._invalid("; ".join(validation_problems(exc, "field", "(answer)")), call)
         return Verdict(ok=True, value=parsed, text=text, call=call)

@@ -15,14 +15,17 @@ from dataclasses import replace
 
 from ..core.errors import ArgumentError, ToolError
 from ..core.messages import ToolCall, ToolResult
+from .context import RunContext
 from .execution import timeout_outcome
 from .tools import Tool, Toolbox
 
 __all__ = ["cut_output", "execute_call", "not_executed", "truncate_output"]
 
 
-async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> ToolResult:
-    """Run one call and turn every failure into an error result that tells the model what to fix."""
+async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox, ctx: RunContext | None = None) -> ToolResult:
+    """Run one call and turn every failure into an error result that tells the model what to fix.
+
+    ``ctx`` is the run's context: a tool that asks for it gets the copy made for this call."""
     if tool is None:
         available = ", ".join(tools.names) or "(none)"
         return _error(
@@ -33,11 +36,12 @@ async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox) -> Too
         return _error(
             call, f"the arguments are not a JSON object ({problem}). Send the call again with one JSON object."
         )
+    own = ctx.for_call(call) if ctx is not None and tool.takes_context else None
     try:
         if tool.timeout is None:
-            output = await tool.invoke(call.arguments)
+            output = await tool.invoke(call.arguments, own)
         else:
-            output = await asyncio.wait_for(tool.invoke(call.arguments), tool.timeout)
+            output = await asyncio.wait_for(tool.invoke(call.arguments, own), tool.timeout)
     except ArgumentError as exc:
         return _error(call, f"{exc}. Fix these arguments and call {tool.name} again.")
     except ToolError as exc:  # the tool chose the error text itself: pass it on unchanged

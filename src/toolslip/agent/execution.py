@@ -44,6 +44,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
+from ..core.errors import ToolError
+
 __all__ = [
     "ChildDied",
     "Isolation",
@@ -61,13 +63,16 @@ child process (killed)."""
 T = TypeVar("T")
 
 
-async def run_tool_function(fn: Callable[..., Any], kwargs: Mapping[str, Any], isolate: Isolation = "thread") -> Any:
-    """Call a tool's function with its validated arguments; cancelling the await stops it as well as it can."""
+async def run_tool_function(
+    fn: Callable[..., Any], kwargs: Mapping[str, Any], isolate: Isolation, args: tuple[Any, ...]
+) -> Any:
+    """Call a tool's function with ``args`` (the run context) and its validated arguments; cancelling the await
+    stops it as well as it can."""
     if isolate == "process":
-        return await run_in_process(fn, kwargs)
+        return await run_in_process(fn, kwargs, args)
     if inspect.iscoroutinefunction(fn):
-        return await fn(**kwargs)
-    value = fn(**kwargs) if isolate == "none" else await run_in_thread(fn, **kwargs)
+        return await fn(*args, **kwargs)
+    value = fn(*args, **kwargs) if isolate == "none" else await run_in_thread(fn, *args, **kwargs)
     if inspect.isawaitable(value):  # a sync function that returned a coroutine
         value = await value
     return value
@@ -407,13 +412,19 @@ def _after_fork() -> None:
 os.register_at_fork(after_in_child=_after_fork)
 
 
-async def run_in_process(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:
+async def run_in_process(fn: Callable[..., Any], kwargs: Mapping[str, Any], args: tuple[Any, ...] = ()) -> Any:
     """Run a top-level function in a child process; cancelling the await kills the process group.
 
     The return value comes back serialized as tool output; an exception comes back as the same type
-    when it can be unpickled, else as an exception of the same name carrying its message.
-    """
-    arguments = pickle.dumps(dict(kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    when it can be unpickled, else as an exception of the same name carrying its message. ``args`` (the
+    run context) and ``kwargs`` must pickle."""
+    try:
+        arguments = pickle.dumps((args, dict(kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # e.g. a database pool in the run's deps: say which, before any child starts
+        why = f"{type(exc).__name__}: {exc}. Pass picklable deps, or use isolate='thread'"
+        raise ToolError(
+            f"{fn.__name__} runs in a child process, where its arguments or deps cannot go: {why}"
+        ) from None
     request = pickle.dumps((sys.path, _where(fn), arguments), protocol=pickle.HIGHEST_PROTOCOL)
     child = _children.take()
     try:

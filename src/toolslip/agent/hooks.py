@@ -8,43 +8,17 @@ runs, each seeing the previous one's output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..core.messages import Message, ModelResponse, Request, ToolCall, ToolResult, Usage
+from ..core.messages import ModelResponse, Request, ToolCall, ToolResult
+from .context import RunContext, Tools
 
 if TYPE_CHECKING:
-    from ..core.events import Event
     from ..core.result import RunResult
-    from .tools import Tool, Toolbox
+    from .tools import Tool
 
 __all__ = ["Hook", "RunContext", "ToolAnswer"]
-
-
-@dataclass(kw_only=True)
-class RunContext:
-    """The state of one run, shared by the loop and its hooks."""
-
-    run_id: str
-    model_name: str
-    tools: Toolbox
-    messages: list[Message]
-    step: int = 0
-    usage: Usage = field(default_factory=Usage)
-    state: dict[str, Any] = field(default_factory=dict)
-    """Scratch space for hooks, keyed by the hook's own name."""
-    stop_reason: str | None = None
-    """Set by :meth:`stop` to end the run after the current turn."""
-    emit: Any = None
-    """Callable[[Event], None] delivering events to the run's listener."""
-
-    def stop(self, reason: str) -> None:
-        """End the run after this turn with ``reason`` as its stop reason (e.g. ``"paused"``)."""
-        self.stop_reason = reason
-
-    def event(self, event: Event) -> None:
-        if self.emit is not None:
-            self.emit(event)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +32,7 @@ class ToolAnswer:
 class Hook:
     """Subclass and override what you need; every method defaults to doing nothing."""
 
-    def check(self, tools: Toolbox) -> None:
+    def check(self, tools: Tools) -> None:
         """Called when an :class:`~toolslip.Agent` is built with this hook: raise for a setup that cannot
         work, so it fails there and not at the first request. ``tools`` may still be empty (an MCP server
         lists its tools only once entered)."""

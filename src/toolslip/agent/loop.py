@@ -104,11 +104,14 @@ class Agent(Generic[DataT]):
         on_event: Callable[[Event], None] | None = None,
         history: RunResult | Sequence[Message] | None = None,
         limits: Limits | None = None,
+        deps: Any = None,
     ) -> RunResult[DataT]:
         """Run until the model stops calling tools, the step limit is hit or a limit would be passed.
 
         ``history`` continues a conversation: the earlier run's result (or its messages), to which
         ``prompt`` is added as the next user message. ``limits`` replace the agent's for this run.
+        ``deps`` are this run's dependencies (a user id, a database pool): tools, hooks and output
+        validators read them from the run context (:mod:`toolslip.agent.context`); they are never journaled.
         """
         if limits is not None:
             limits.check(self.model.name)
@@ -119,6 +122,7 @@ class Agent(Generic[DataT]):
             tools=self.tools,
             messages=self._initial_messages(prompt, earlier or ()),
             emit=on_event,
+            deps=deps,
         )
         budget = Budget(limits or self.limits, self.model.name)
         try:
@@ -135,10 +139,12 @@ class Agent(Generic[DataT]):
         connection is reused from one call to the next."""
         return run_sync(self.arun(prompt, **kwargs))  # type: ignore[arg-type]
 
-    async def iter(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> AsyncIterator[Event]:
+    async def iter(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None, deps: Any = None
+    ) -> AsyncIterator[Event]:
         """The run as a stream of events, ending with :class:`~toolslip.core.events.RunFinished`."""
         queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
-        task = asyncio.create_task(self.arun(prompt, run_id=run_id, on_event=queue.put_nowait))
+        task = asyncio.create_task(self.arun(prompt, run_id=run_id, on_event=queue.put_nowait, deps=deps))
 
         def forward_failure(t: asyncio.Task[RunResult]) -> None:
             if not t.cancelled() and (exc := t.exception()) is not None:
@@ -183,7 +189,7 @@ class Agent(Generic[DataT]):
             calls = response.message.tool_calls
             if response.stop_reason == "pause_turn":  # Anthropic: send the paused turn back as is
                 continue
-            if self._answer is not None and (verdict := self._answer.judge(response)) is not None:
+            if self._answer is not None and (verdict := self._answer.judge(response, ctx)) is not None:
                 if verdict.ok or retries >= self.output_retries or ctx.step == self.max_steps:
                     stop = "completed" if verdict.ok else verdict.stop
                     if (closing := self._answer.closing(verdict, calls)) is not None:
@@ -318,10 +324,10 @@ class Agent(Generic[DataT]):
         if answer is not None:
             result, note = answer.result, answer.note
         elif tool is not None and tool.inline:  # never yields to the loop, so it cannot overlap another call
-            result, note = await execute_call(call, tool, self.tools), ""
+            result, note = await execute_call(call, tool, self.tools, ctx), ""
         else:
             async with self._limit():
-                result, note = await execute_call(call, tool, self.tools), ""
+                result, note = await execute_call(call, tool, self.tools, ctx), ""
         for hook in self.hooks:
             result = await hook.after_tool(ctx, call, tool, result)
         # Truncate last, so hooks (the run journal) keep the full output while the model sees the cut.
@@ -390,10 +396,12 @@ async def arun(
     output_type: OutputType[DataT] | None = None,
     output_mode: OutputMode | None = None,
     output_retries: int = 1,
+    deps: Any = None,
 ) -> RunResult[DataT]:
     """Run ``prompt`` with ``tools`` on ``model`` (a :class:`Model` or a string like ``openai:gpt-4o``).
 
     With ``output_type`` the run ends in a validated value, ``RunResult.data`` (see :class:`Agent`).
+    ``deps`` reach the tools that ask for the run context (:mod:`toolslip.agent.context`).
 
     A model made from a string is closed after the run; its connections stay in the event loop's pool
     for the next call (see :mod:`toolslip.providers.http`). To run many prompts, a reused :class:`Agent`
@@ -412,7 +420,7 @@ async def arun(
         output_retries=output_retries,
     )
     try:
-        return await agent.arun(prompt, on_event=on_event)
+        return await agent.arun(prompt, on_event=on_event, deps=deps)
     finally:
         close = getattr(agent.model, "aclose", None) if isinstance(model, str) else None
         if close is not None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ArgumentError, ToolDefinitionError
+from .context import takes_context
 
 if TYPE_CHECKING:
     import pydantic
@@ -33,7 +34,11 @@ Validator = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Checks (and may coerce) a call's arguments; raises ArgumentError naming the field."""
 
 
-def arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str, str]) -> type[pydantic.BaseModel]:
+def arguments_model(
+    f: Callable[..., Any], tool_name: str, doc_params: dict[str, str]
+) -> tuple[type[pydantic.BaseModel], bool]:
+    """The pydantic model of ``f``'s arguments, and whether ``f``'s first parameter asks for the run
+    context (:mod:`toolslip.agent.context`): the loop fills that one in, so the model never sees it."""
     import pydantic
     from pydantic.fields import FieldInfo
 
@@ -42,7 +47,13 @@ def arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str,
     except Exception as exc:  # NameError for an unresolvable forward reference, among others
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot resolve type hints: {exc}") from None
     fields: dict[str, Any] = {}
-    for param in inspect.signature(f).parameters.values():
+    params = list(inspect.signature(f).parameters.values())
+    wants_context = bool(params) and takes_context(hints.get(params[0].name))
+    for param in params[1:] if wants_context else params:
+        if takes_context(hints.get(param.name)):
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: the run context must be the first parameter, not {param.name!r}"
+            )
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(
                 f"tool {tool_name!r}: *{param.name} cannot be described as JSON arguments; name each parameter"
@@ -62,11 +73,12 @@ def arguments_model(f: Callable[..., Any], tool_name: str, doc_params: dict[str,
         else:
             fields[param.name] = (annotation, default)
     try:
-        return pydantic.create_model(
+        model = pydantic.create_model(
             tool_name, __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields
         )
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
         raise ToolDefinitionError(f"tool {tool_name!r}: a parameter type cannot become JSON Schema: {exc}") from None
+    return model, wants_context
 
 
 def pydantic_validator(model: type[pydantic.BaseModel], tool_name: str) -> Validator:

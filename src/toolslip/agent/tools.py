@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 from ..core.effects import CONSERVATIVE, Effect, EffectsLike, is_read_only, is_side_effecting, parse_effects
 from ..core.errors import ToolDefinitionError, ToolError
 from ..core.messages import Text, ToolSpec
+from .context import RunContext
 from .docstrings import parse_docstring
 from .execution import Isolation, isolation_problem, run_tool_function
 from .outputs import ToolOutput, field_names, field_values, serialize_output
@@ -69,6 +70,9 @@ class Tool:
     dedup: bool | None = None
     """Answer a repeat of a successful call from its result (:class:`~toolslip.durable.dedup.Dedup`); ``None``:
     yes for side-effecting tools. ``False`` for tools where two identical calls mean two actions."""
+    takes_context: bool = False
+    """Whether ``fn``'s first parameter is the run context (:mod:`toolslip.agent.context`), passed before the
+    model's arguments; ``@tool`` sees it in the annotation."""
 
     inline: bool = field(init=False, repr=False)
     """Whether a call runs right on the event loop (a plain ``def`` with ``isolate="none"``): it never
@@ -232,15 +236,19 @@ class Tool:
             return dict(arguments)
         return self.validator(arguments)
 
-    async def invoke(self, arguments: Mapping[str, Any]) -> ToolOutput:
-        """Validate, run (as :attr:`isolate` says) and serialize the output."""
+    async def invoke(self, arguments: Mapping[str, Any], ctx: RunContext | None = None) -> ToolOutput:
+        """Validate, run (as :attr:`isolate` says) and serialize the output; ``ctx`` is the context made
+        for this call, passed first to a tool that asks for it."""
         if self.fn is None:
             raise ToolDefinitionError(f"tool {self.name!r} has no function to run")
         kwargs = self.validate(arguments)
+        if self.takes_context and ctx is None:
+            raise ToolError(f"{self.name} reads the run context, and was called outside a run, with none to give it")
+        args = (ctx,) if self.takes_context else ()
         try:
             if not self.inline:
-                return serialize_output(await run_tool_function(self.fn, kwargs, self.isolate))
-            value = self.fn(**kwargs)  # a short tool's hot path: called here, with no coroutine around it
+                return serialize_output(await run_tool_function(self.fn, kwargs, self.isolate, args))
+            value = self.fn(*args, **kwargs)  # a short tool's hot path: called here, with no coroutine around it
             return serialize_output(await value if inspect.isawaitable(value) else value)
         except SystemExit as exc:
             # Caught here, inside the call's own task: asyncio re-raises a SystemExit that leaves a task out
@@ -302,7 +310,7 @@ def tool(
     def build(f: Callable[..., Any]) -> Tool:
         tool_name = _checked_function(f, name)
         doc_description, doc_params = parse_docstring(f.__doc__)
-        model = arguments_model(f, tool_name, doc_params)
+        model, wants_context = arguments_model(f, tool_name, doc_params)
         try:
             parsed_effects = parse_effects(effects)
         except ValueError as exc:
@@ -324,6 +332,7 @@ def tool(
             validator=pydantic_validator(model, tool_name),
             isolate=isolate,
             dedup=dedup,
+            takes_context=wants_context,
         )
 
     return build(fn) if fn is not None else build

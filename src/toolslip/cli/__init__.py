@@ -35,6 +35,7 @@ COMMANDS: tuple[str, ...] = (
     "resume",
     "runs",
     "show",
+    "console",
     "injection",
     "mcp-serve",
     "tools",
@@ -43,6 +44,7 @@ COMMANDS: tuple[str, ...] = (
     "convert",
     "check",
     "doctor",
+    "fleet",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4

@@ -24,7 +24,8 @@ from ..core.errors import ConfigError
 from ..core.model import Model
 from ..core.result import RunResult
 from ..durable.approval import Decision
-from ..durable.journal import Entry, Journal, recording_from_entries
+from ..durable.journal import Entry, Journal
+from ..durable.journal_entries import not_resumable, recording_from_entries
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
 from .conversation import add_limit_options, limits_from_args
@@ -69,7 +70,7 @@ def handle(args: argparse.Namespace) -> int:
         entries = store.entries(args.run_id)
         start = next((e for e in entries if e.kind == "start"), None)
         if start is None:
-            raise ConfigError(f"no run {args.run_id!r} in {store.path}; `toolslip runs` lists the runs it holds")
+            raise ConfigError(not_resumable(args.run_id, entries, store.path))
         last = entries[-1]
         if last.kind == "finish" and last.data.get("stop_reason") == "completed":
             print(f"run {args.run_id} already completed: {last.data.get('output', '')}")

@@ -6,12 +6,12 @@ import argparse
 import json
 import textwrap
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from ..core._display import dollars
 from ..core.errors import ConfigError
 from ..core.messages import ToolResult, message_from_dict, part_from_dict
+from ..durable.inbox import describe_decision
 from ..durable.journal import Entry, response_from_dict
 from . import EXIT_OK
 from .durable import JOURNAL_HELP
@@ -74,9 +74,19 @@ def format_entry(entry: Entry) -> str:
         why = " (refused)" if data.get("refused") else ""
         why = " (not run again: it may have happened)" if data.get("not_rerun") else why
         error = " ERROR" if result.is_error else ""
-        return f"{head}: {result.call_id} {how}{why}{error}\n{textwrap.indent(result.text, '  ')}"
+        gates = "".join(
+            f"\n  gate {g.get('gate')} {g.get('decision')}: {g.get('reason')}"
+            + (f" (untrusted sources: {', '.join(g['sources'])})" if g.get("sources") else "")
+            for g in data.get("gates", ())
+        )
+        return f"{head}: {result.call_id} {how}{why}{error}{gates}\n{textwrap.indent(result.text, '  ')}"
     if entry.kind == "abort":
         return f"{head}: {data.get('status')}: {data.get('error', '')}"
+    if entry.kind == "decision":
+        return f"{head}: {describe_decision(data)}"
+    if entry.kind == "ask":  # the run waits for the inbox (journal.inbox_approver)
+        call = f"{data.get('call_id')} {data.get('tool')} {_json(data.get('arguments'))}"
+        return f"{head}: {call} asked: {data.get('reason')}"
     if entry.kind == "finish":
         pending = "".join(
             f"\n  pending approval: {p['tool']} {_json(p['arguments'])} ({p['call_id']})"
@@ -89,5 +99,5 @@ def format_entry(entry: Entry) -> str:
     return f"{head}: {_json(data)}"
 
 
-def _json(value: Mapping[str, Any] | None) -> str:
+def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)

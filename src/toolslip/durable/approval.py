@@ -178,16 +178,17 @@ class PausedRun:
 
 
 async def resume_paused(
-    agent: Agent, paused: PausedRun, decisions: Mapping[str, Decision | bool] | None = None
+    agent: Agent, paused: PausedRun, decisions: Mapping[str, Decision | bool] | None = None, *, deps: Any = None
 ) -> RunResult:
     """Continue a paused run: recorded turns are replayed, held calls run (or are refused) as decided.
 
     A pending call with no decision is asked of the agent's approver again, or pauses the run again.
+    ``deps`` are the run's dependencies, given again: a paused run's saved state never holds them.
     """
     recording = Recording.from_transcript(paused.messages, skip=set(paused.held))
     replay = Replay(recording, decisions=decisions)
     resumed = dataclasses.replace(agent, hooks=(replay, *agent.hooks))
-    return await resumed.arun(recording.messages, run_id=paused.run_id)
+    return await resumed.arun(recording.messages, run_id=paused.run_id, deps=deps)
 
 
 # --- the terminal -------------------------------------------------------------------------------

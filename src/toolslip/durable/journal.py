@@ -27,11 +27,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
+import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
-
-import orjson
 
 from ..agent.hooks import Hook, RunContext, ToolAnswer
 from ..agent.tools import Tool
@@ -41,14 +39,21 @@ from ..core.messages import (
     Request,
     ToolCall,
     ToolResult,
-    Usage,
-    message_from_dict,
     message_to_dict,
-    part_from_dict,
     part_to_dict,
 )
-from .decisions import PENDING, REFUSED, Approver, Decision, as_decisions
+from .decisions import DECISIONS, PENDING, REFUSED, ApprovalRequest, Approver, Decision, as_decisions
 from .dedup import Dedup, duplicate_answer, idempotency_key
+from .inbox import call_hash, decision_for, edit_response, held_calls, inbox_decisions
+from .journal_entries import (
+    Tally,
+    compact_response,
+    not_resumable,
+    recording_from_entries,
+    response_from_dict,
+    response_to_dict,
+    tally,
+)
 from .journal_store import Entry, JournalStore, RunSummary, SqliteStore, default_journal_path
 from .lease import Lease, LeaseKeeper
 from .replay import Recording, Replay
@@ -66,101 +71,10 @@ __all__ = [
     "RunSummary",
     "SqliteStore",
     "default_journal_path",
+    "not_resumable",
     "response_from_dict",
     "response_to_dict",
 ]
-
-_BIG = 4096
-"""Arguments longer than this are stored once, as the model wrote them (see :func:`_compact`)."""
-
-
-# --- JSON form of responses ---------------------------------------------------------------------
-
-
-def response_to_dict(response: ModelResponse) -> dict[str, Any]:
-    return {
-        "message": message_to_dict(response.message),
-        "stop_reason": response.stop_reason,
-        "usage": dataclasses.asdict(response.usage),
-        "model": response.model,
-        "id": response.id,
-        "raw_stop_reason": response.raw_stop_reason,
-        "extra": dict(response.extra),
-    }
-
-
-def response_from_dict(data: Mapping[str, Any]) -> ModelResponse:
-    message = data["message"]
-    if any(p.get("arguments_from_raw") for p in message.get("parts", ())):
-        message = {**message, "parts": [_expanded(p) for p in message["parts"]]}
-    return ModelResponse(
-        message=message_from_dict(message),
-        stop_reason=data["stop_reason"],
-        usage=Usage(**data.get("usage", {})),
-        model=data.get("model", ""),
-        id=data.get("id", ""),
-        raw_stop_reason=data.get("raw_stop_reason"),
-        extra=data.get("extra") or {},
-    )
-
-
-def _compact(data: dict[str, Any]) -> dict[str, Any]:
-    """Keep a big call's arguments once: the text the model wrote, parsed again when read back.
-
-    A 10 MB argument was stored four times (parsed and raw, in the model entry and in tool_start).
-    """
-    for part in data["message"]["parts"]:
-        raw = part.get("raw_arguments")
-        if part.get("kind") == "tool_call" and raw is not None and len(raw) > _BIG and part["arguments"] is not None:
-            with suppress(orjson.JSONDecodeError):
-                if orjson.loads(raw) == part["arguments"]:
-                    part["arguments"], part["arguments_from_raw"] = None, True
-    return data
-
-
-def _expanded(part: Mapping[str, Any]) -> Mapping[str, Any]:
-    if not part.get("arguments_from_raw"):
-        return part
-    return {**part, "arguments": orjson.loads(part["raw_arguments"])}
-
-
-@dataclasses.dataclass(kw_only=True)
-class _Tally:
-    """Earlier sessions' refusals, carried into the next finish entry."""
-
-    refused: int = 0
-    not_rerun: int = 0
-
-
-def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
-    """What the entries say the run did; ``None`` when the run never started."""
-    start = next((e for e in entries if e.kind == "start"), None)
-    if start is None:
-        return None
-    recording = Recording(messages=[message_from_dict(m) for m in start.data["messages"]])
-    first_by_key: dict[str, ToolResult] = {}  # what Dedup answered a duplicate with
-    for entry in entries:
-        if entry.kind == "model":
-            recording.responses[entry.step] = response_from_dict(entry.data["response"])
-        elif entry.kind == "tool_start":
-            recording.started[entry.step, entry.data["call"]["id"]] = entry.key
-        elif entry.kind == "tool_end":
-            result = part_from_dict(entry.data["result"])
-            assert isinstance(result, ToolResult)
-            if entry.data.get("duplicate_of"):
-                result = duplicate_answer(first_by_key[entry.key], result.call_id)
-            elif not result.is_error:
-                first_by_key.setdefault(entry.key, result)
-            recording.results[entry.step, result.call_id] = result
-            recording.started.pop((entry.step, result.call_id), None)
-    return recording
-
-
-def _tally(entries: Sequence[Entry]) -> _Tally:
-    last = next((e for e in reversed(entries) if e.kind == "finish"), None)
-    data = last.data if last is not None else {}
-    return _Tally(refused=data.get("refused", 0), not_rerun=data.get("not_rerun", 0))
-
 
 # --- the hooks ----------------------------------------------------------------------------------
 
@@ -192,6 +106,11 @@ class Journal:
         self._leases: dict[str, Lease | None] = {}
         self._active: set[str] = set()
         self._read: dict[str, list[Entry]] = {}
+        self._asking: dict[str, int] = {}
+        """Run id -> the step of the call being decided (an approver is not told the step)."""
+        self._inbox: dict[str, list[dict[str, Any]]] = {}
+        self._decisions: dict[str, dict[str, Decision]] = {}  # given to resume(): for that run, and no other
+        """Decisions taken from the inbox for a run being resumed, journaled when it begins."""
 
     def wrap(self, *hooks: Hook) -> list[Hook]:
         """``[replayer, *hooks, recorder]``: replays answer before other hooks; the record is the final word."""
@@ -224,16 +143,41 @@ class Journal:
         self._active.add(ctx.run_id)
         ctx.state[_BEGUN] = True
 
-    def _append(self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "") -> None:
+    def _append(
+        self, ctx: RunContext, kind: str, data: Mapping[str, Any], *, key: str = "", step: int | None = None
+    ) -> None:
         """Write for a run this journal began, under its lease (RunBusy if another process took it over)."""
-        if not ctx.state.get(_BEGUN):
-            return
-        lease = self._leases.get(ctx.run_id)
+        if ctx.state.get(_BEGUN):
+            self._write(ctx.run_id, kind, data, step=ctx.step if step is None else step, key=key)
+
+    def _write(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int, key: str = "") -> None:
+        lease = self._leases.get(run_id)
         if lease is None:
-            self.store.append(ctx.run_id, kind, data, step=ctx.step, key=key)
+            self.store.append(run_id, kind, data, step=step, key=key)
         else:
             lease.check()  # renews it if the heartbeat fell behind
-            cast(LeasedStore, self.store).append(ctx.run_id, kind, data, step=ctx.step, key=key, lease=lease)
+            cast(LeasedStore, self.store).append(run_id, kind, data, step=step, key=key, lease=lease)
+
+    def inbox_approver(self, *, poll: float = 0.2) -> Approver:
+        """An approver that asks through the inbox and waits: for ``Approval(...)`` or ``TaintGate(approver=...)``
+        in a process no one watches. The call shows in ``toolslip console``'s inbox while the run holds its
+        lease; the person approves or denies it there (no edits: the call is already under way).
+        """
+
+        async def ask(request: ApprovalRequest) -> Decision:
+            step = self._asking.get(request.run_id, 0)
+            shown = call_hash(request.run_id, step, request.call_id, request.tool, request.arguments)
+            self._write(request.run_id, "ask", {**request.to_dict(), "shown": shown}, step=step)
+            while True:
+                found = await asyncio.to_thread(decision_for, self.store, request.run_id, step, request.call_id, shown)
+                if found is not None:
+                    break
+                await asyncio.sleep(poll)  # another process decides: nothing here to wait on but the journal
+            data = {k: v for k, v in found.items() if k != "step"}
+            self._write(request.run_id, "decision", data, step=step)  # who decided, in the run's log
+            return Decision(approved=bool(found["approved"]), note=str(found.get("note") or ""))
+
+        return ask
 
     def _end(self, ctx: RunContext) -> None:
         if ctx.state.pop(_BEGUN, False):
@@ -246,8 +190,11 @@ class Journal:
         decisions: Mapping[str, Decision | bool] | None = None,
         *,
         on_event: Callable[[Event], None] | None = None,
+        deps: Any = None,
     ) -> RunResult:
-        """Run ``run_id`` on from where its journal ends; ``agent`` must carry this journal's hooks."""
+        """Run ``run_id`` on from where its journal ends; ``agent`` must carry this journal's hooks.
+
+        ``deps`` are given again by whoever resumes: the journal never holds a run's dependencies."""
         if self.replayer not in agent.hooks or self.recorder not in agent.hooks:
             raise ConfigError("the agent does not carry this journal's hooks; build it with hooks=journal.wrap(...)")
         if run_id in self._active:
@@ -259,10 +206,31 @@ class Journal:
         if recording is None:
             if not held:
                 self.release(run_id)
-            raise ConfigError(f"no run {run_id!r} in the journal; `toolslip runs` lists the runs it holds")
-        self.replayer.decisions.update(as_decisions(decisions))
+            raise ConfigError(not_resumable(run_id, entries, "the journal"))
+        inbox = [d for d in inbox_decisions(self.store, run_id, entries) if d["call_id"] not in (decisions or {})]
+        self._inbox[run_id] = inbox
+        # For this run only: a call id of another run (models number calls afresh) must not find them.
+        given = {d["call_id"]: Decision(approved=d["approved"], note=d["note"]) for d in inbox}
+        self._decisions[run_id] = given | as_decisions(decisions)
         self._read[run_id] = entries  # the replayer uses them instead of reading the run again
-        return await agent.arun(recording.messages, run_id=run_id, on_event=on_event)
+        return await agent.arun(recording.messages, run_id=run_id, on_event=on_event, deps=deps)
+
+    async def wait_and_resume(
+        self, agent: Agent, result: RunResult, *, poll: float = 0.2, give_up: float | None = None, deps: Any = None
+    ) -> RunResult:
+        """While ``result`` is a pause, wait for every held call to be decided in the inbox (the console, an
+        application through its API), then resume the run here; ``give_up`` seconds without them: the pause."""
+        deadline = None if give_up is None else time.monotonic() + give_up
+        while result.stop_reason == "paused":
+            entries = self.store.entries(result.run_id)
+            waiting = held_calls(entries)
+            if waiting and len(inbox_decisions(self.store, result.run_id, entries)) >= len(waiting):
+                result = await self.resume(agent, result.run_id, deps=deps)
+                continue
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            await asyncio.sleep(poll)
+        return result
 
 
 class _Replayer(Replay):
@@ -273,6 +241,7 @@ class _Replayer(Replay):
         """(run id, step, call id) of interrupted side-effecting calls approved to run again."""
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
+        self.journal._asking[ctx.run_id] = ctx.step  # calls that are asked about run one at a time
         answer = await super().before_tool(ctx, call, tool)
         if (ctx.step, call.id) in self.state(ctx).reruns:
             self.reran.add((ctx.run_id, ctx.step, call.id))
@@ -282,10 +251,23 @@ class _Replayer(Replay):
         self.journal._begin(ctx)  # the lease first: what is read must not change under us
         entries = self.journal._read.pop(ctx.run_id, None) or self.journal.store.entries(ctx.run_id)
         recording = recording_from_entries(entries)
-        ctx.state[_TALLY] = _tally(entries)
+        ctx.state[_TALLY] = tally(entries)
+        ctx.state.setdefault(DECISIONS, {}).update(self.journal._decisions.pop(ctx.run_id, {}))
         if recording is not None:
             self.journal._append(ctx, "resume", {"responses": len(recording.responses)})
+            for decision in self.journal._inbox.pop(ctx.run_id, ()):  # who decided, and any edit, in the run's log
+                data = {k: v for k, v in decision.items() if k != "step"}
+                self.journal._append(ctx, "decision", data, step=decision["step"])
+                if "arguments" in decision and decision["step"] in recording.responses:
+                    edits = {decision["call_id"]: decision["arguments"]}
+                    recording.responses[decision["step"]] = edit_response(recording.responses[decision["step"]], edits)
         return recording
+
+
+def _gate(event: Any) -> dict[str, Any]:
+    """A gate's decision (:class:`~toolslip.core.events.GateDecided`) as the journal keeps it."""
+    fields = ("gate", "decision", "reason", "approved", "sources")
+    return {name: list(value) if isinstance(value := getattr(event, name), tuple) else value for name in fields}
 
 
 _TALLY = "journal.tally"
@@ -311,7 +293,7 @@ class _Recorder(Hook):
 
     async def after_model(self, ctx: RunContext, request: Request, response: ModelResponse) -> ModelResponse:
         if ctx.step not in self.journal.replayer.state(ctx).steps:
-            self._append(ctx, "model", {"response": _compact(response_to_dict(response))})
+            self._append(ctx, "model", {"response": compact_response(response_to_dict(response))})
         return response
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:
@@ -339,12 +321,15 @@ class _Recorder(Hook):
             data["refused"] = True
         if (ctx.step, call.id) in replay.not_rerun:
             data["not_rerun"] = True
+        gates = [_gate(e) for e in ctx.state.get("audit", ()) if e.step == ctx.step and e.call_id == call.id]
+        if gates:  # what the injection gate or the secret guard decided about it, and why
+            data["gates"] = gates
         self._append(ctx, "tool_end", data, key=idempotency_key(tool, call))
         return result
 
     async def on_finish(self, ctx: RunContext, result: RunResult) -> None:
         pending = [r.to_dict() for r in ctx.state.get(PENDING, {}).values() if r is not None]
-        tally: _Tally = ctx.state.get(_TALLY) or _Tally()
+        tally: Tally = ctx.state.get(_TALLY) or Tally()
         data = {
             "stop_reason": result.stop_reason,
             "output": result.output,

@@ -76,6 +76,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..core.effects import is_side_effecting, parse_effects
 from ..core.errors import ConfigError, JournalError, RunBusy
+from .journal_pg_connect import first_line as _reason
+from .journal_pg_connect import probe
 from .journal_store import FINISHED, Entry, PruneReport, RunSummary, summary_of
 from .lease import _HOST, _NODE, TTL, Holder, Lease, LeaseKeeper, _started, busy_message
 
@@ -183,8 +185,13 @@ _TRANSIENT = (
 
 
 def redacted(url: str) -> str:
-    """``url`` without its password, for messages and listings."""
-    parts = urllib.parse.urlsplit(url)
+    """``url`` without its password, for messages and listings (a malformed URL: up to its ``@``)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError for a port that is no number)
+    except ValueError:
+        scheme, _, rest = url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}" if "@" in rest else url
     if parts.password is None:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
@@ -218,6 +225,7 @@ class PostgresStore:
         if statement_timeout is not None:
             options["options"] = f"-c statement_timeout={int(statement_timeout * 1000)}"
         wait = max(1.0, min(5.0, retry_for))  # for a free connection, or a new one while the server is away
+        probe(url, self.path)  # a wrong URL or an unreachable server: its cause in one sentence, at once
         self.pool = ConnectionPool(
             url, min_size=1, max_size=pool_size, kwargs=options, open=False, name="toolslip-journal", timeout=wait
         )
@@ -531,12 +539,6 @@ def _holder_of(row: tuple[Any, ...], now: float) -> Holder:
     )
 
 
-def _reason(exc: BaseException) -> str:
-    """The first line of a driver error, as a clause."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text.rstrip(".")
-
-
 def _failure(where: str, what: str, run_id: str, exc: BaseException, waited: float) -> str:
     """One sentence: what failed for which run, why, and that resume goes on from what was written."""
     if isinstance(exc, pg_errors.QueryCanceled):
@@ -549,6 +551,10 @@ def _failure(where: str, what: str, run_id: str, exc: BaseException, waited: flo
         why = _reason(exc)
     if not run_id:
         return f"the run journal {where} failed while {what}: {why}"
+    if what == "writing its start entry":  # nothing of the run is journaled: there is nothing to resume
+        return (
+            f"the run journal {where} failed while {what} for run {run_id}: {why}; the run did not start: run it again"
+        )
     return (
         f"the run journal {where} failed while {what} for run {run_id}: {why}; "
         f"the run stops here, and `toolslip resume {run_id}` continues it from what was written"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 
 from ..core.messages import Message, ToolCall, ToolResult
-from .journal import recording_from_entries
+from .journal_entries import recording_from_entries
 from .journal_store import Entry
 
 __all__ = ["transcript_from_entries"]

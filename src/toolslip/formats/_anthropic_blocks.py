@@ -159,9 +159,10 @@ def reasoning_to_wire(reasoning: Reasoning) -> Json | None:
 
 
 def plain_text(file: File) -> str | None:
-    """The text of an inline ``text/plain`` file, which Anthropic takes as a plain-text document (its source
-    holds the text itself, not base64); ``None`` for any other file, or bytes that are not UTF-8."""
-    if file.data is None or file.media_type != "text/plain":
+    """The text of an inline ``text/*`` file (plain, CSV, Markdown...), which Anthropic takes as a plain-text
+    document (its source holds the text itself, not base64); ``None`` for any other file, or bytes that are
+    not UTF-8."""
+    if file.data is None or not file.media_type.startswith("text/"):
         return None
     try:
         return base64.b64decode(file.data, validate=True).decode()

@@ -86,6 +86,8 @@ def _block(block: Json, where: str, kept: Json) -> Part | None:
         return Text(text=value) if isinstance(value, str) else None
     if not isinstance(value, dict):
         return None
+    if kind == "toolUse" and value.get("type") == "server_tool_use":
+        return None  # a call the service ran itself (web grounding): kept verbatim, nothing for the loop to run
     if kind == "toolUse":
         args = value.get("input")
         if not value.keys() <= _USE_KEYS:

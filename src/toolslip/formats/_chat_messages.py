@@ -293,7 +293,8 @@ def message_from_wire(data: Json, role: object, path: str) -> Message:
     if neutral == "assistant" and shape == "null":
         shape = None  # null is how an assistant says "no text"
     fields = _unconsumed(data, kept.get("reasoning"))
-    unread = unread_keys(fields)  # OpenRouter's plain reasoning copy too: no other format takes it
+    # OpenRouter's plain reasoning copy too: no other format takes it; Mistral's prefix: false is its default.
+    unread = [k for k in unread_keys(fields) if not (k == "prefix" and fields[k] is False)]
     if part_kept:
         unread += _unread_parts(parts, part_kept)
     if role == "developer":
@@ -321,12 +322,14 @@ def _calls_from_wire(calls: object, path: str, parts: list[Part], part_kept: dic
 def _unconsumed(data: Json, reasoning_field: object) -> Json:
     """The message's fields read into no part, kept to go back as they came.
 
-    Besides unknown keys: null refusals and tool calls (``tool_calls: []`` is noted apart), empty reasoning
+    Besides unknown keys: null names, refusals and tool calls (``tool_calls: []`` is noted apart), empty reasoning
     fields, and OpenRouter's plain ``reasoning`` copy when its ``reasoning_details`` were read.
     """
     fields = leftover(data, _MESSAGE_KEYS)
     if "refusal" in data and not data["refusal"]:
         fields["refusal"] = data["refusal"]
+    if "name" in data and data["name"] is None:
+        fields["name"] = None  # some clients send name: null; no participant name, written back as it came
     if "tool_calls" in data and not data["tool_calls"] and type(data["tool_calls"]) is not list:
         fields["tool_calls"] = data["tool_calls"]
     if _REASONING_KEYS.isdisjoint(data):

@@ -16,8 +16,8 @@ from typing import Any
 
 from ..core.messages import Settings, UseTool
 from ._conversion_plan import URL_MODEL, Plan
-from ._gemini_parts import camel
-from ._knob_values import from_format, to_format
+from ._gemini_media import camel
+from ._knob_values import DEFAULTS, from_format, to_format
 from ._wire import EMPTY_VALUES
 
 __all__ = ["SHARED_FIELDS", "translate_settings", "unsaid_stream"]
@@ -66,9 +66,17 @@ SHARED_FIELDS: dict[str, dict[str, str]] = {
     "user": {"openai-chat": "user", "openai-responses": "user", "anthropic": "metadata.user_id"},
     "metadata": {"openai-chat": "metadata", "openai-responses": "metadata"},
     "service_tier": {"openai-chat": "service_tier", "openai-responses": "service_tier", "bedrock": "serviceTier"},
+    "json_mode": {
+        "openai-chat": "response_format",
+        "openai-responses": "text.format",
+        "gemini": "generationConfig.responseMimeType",
+        "ollama": "format",
+    },
+    "modalities": {"openai-chat": "modalities", "gemini": "generationConfig.responseModalities"},
     "reasoning_effort": {
         "openai-chat": "reasoning_effort",
         "openai-responses": "reasoning.effort",
+        "anthropic": "output_config.effort",
         "gemini": "generationConfig.thinkingConfig.thinkingLevel",
         "ollama": "think",
     },
@@ -85,11 +93,14 @@ SHARED_FIELDS: dict[str, dict[str, str]] = {
 }
 """Request fields with no neutral slot that mean the same in several formats: neutral name -> spelling.
 
-``metadata.user_id`` is Anthropic's one metadata key; OpenAI's ``metadata`` is a free map of strings. A
-dotted spelling is a key inside an object field (``generationConfig.thinkingConfig.thinkingLevel``): the
-rest of that object (Responses' ``reasoning.summary``) is reported like any field the target has no slot
-for. Where the formats spell the *values* differently too (an effort word, a thinking budget), the value is
-translated by ``_knob_values`` and refused when the target has no exact spelling of it.
+``json_mode`` is JSON mode without a schema (a schema is structured output, read apart by ``structured``);
+``modalities`` what the answer may hold (text, audio, images). ``metadata.user_id`` is Anthropic's one
+metadata key; OpenAI's ``metadata`` is a free map of strings. A dotted spelling is a key inside an object
+field (``generationConfig.thinkingConfig.thinkingLevel``): the rest of that object (Responses'
+``reasoning.summary``) is reported like any field the target has no slot for. Where the formats spell the
+*values* differently too (an effort word, a thinking budget), the value is translated by ``_knob_values``
+and refused when the target has no exact spelling of it, unless it asks for what every format does unasked
+(``_knob_values.DEFAULTS``): then it is left out, and reported.
 Legacy functions spell everything as Chat does.
 
 Sources: Gemini ``GenerationConfig`` (https://ai.google.dev/api/generate-content#generationconfig: ``seed``,
@@ -99,15 +110,21 @@ Sources: Gemini ``GenerationConfig`` (https://ai.google.dev/api/generate-content
 outside ``inferenceConfig`` in the model's own spelling in ``additionalModelRequestFields``, where
 Anthropic's models read ``top_k`` and ``thinking``
 (https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-call.html); Converse's
-``serviceTier`` (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ServiceTier.html).
+``serviceTier`` (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ServiceTier.html);
+Anthropic's ``output_config.effort`` (https://platform.claude.com/docs/en/build-with-claude/effort); JSON
+mode: Chat's ``response_format: {"type": "json_object"}``, Responses' ``text.format``, Gemini's
+``responseMimeType: "application/json"``, Ollama's ``format: "json"`` (https://docs.ollama.com/api/chat).
 """
 
 
 def _said_elsewhere(key: str, value: Any, settings: Settings) -> bool:
     """Whether a body field says nothing (an empty list of tools, a null stop) or what a neutral slot already
-    says (``Settings.stop``; Chat's untyped spelling of the named choice that ``Settings.tool_choice`` holds)."""
+    says (``Settings.stop``; Chat's untyped spelling of the named choice that ``Settings.tool_choice`` holds,
+    Mistral's ``"any"`` for ``"required"``)."""
     if value in EMPTY_VALUES or (key == "stop" and (value,) == settings.stop):
         return True
+    if key == "tool_choice" and value == "any":
+        return settings.tool_choice == "required"  # Mistral's word for it
     return key == "tool_choice" and isinstance(settings.tool_choice, UseTool)
 
 
@@ -118,8 +135,8 @@ def translate_settings(plan: Plan, settings: Settings) -> Settings:
     extra: dict[str, Any] = {}
     max_tokens = settings.max_tokens
     for key, value in settings.extra.items():
-        if _said_elsewhere(key, value, settings):
-            continue
+        if _said_elsewhere(key, value, settings) or (key == "model" and plan.source == "gemini"):
+            continue  # (a model Gemini's body names is the request's model, written where the target names it)
         anyway = _said_anyway(plan.target, key, value)
         if anyway is not None:
             plan.note(f"settings.extra.{key}", *anyway)
@@ -172,6 +189,11 @@ def _said_anyway(target: str, key: str, value: Any) -> tuple[str, str] | None:
     if key == "stream_options" and value == {"include_usage": True} and target in _USAGE_IN_EVERY_STREAM:
         what = f"request field 'stream_options' (include_usage: {target} streams always report usage at their end)"
         return what, "left out"
+    if key == "keep_alive" and target != "ollama":
+        return "request field 'keep_alive' (how long Ollama keeps the model loaded; the answer is the same)", "left out"
+    if key == "cache_control" and isinstance(value, Mapping) and value.get("type") == "ephemeral":
+        # Anthropic's automatic caching: a hint for its prompt cache, as a block's cache_control is.
+        return "request field 'cache_control' (a prompt-cache hint; the answer is the same without it)", "left out"
     return None
 
 
@@ -234,8 +256,10 @@ def _sharing(plan: Plan, spelled: str) -> list[str]:
 
 
 def _translated(plan: Plan, extra: dict[str, Any], spelled: str, value: Any) -> bool:
-    """Whether the body field ``spelled`` was written into ``extra`` in the target's spelling."""
-    return any(_put(plan, extra, name, value) for name in _sharing(plan, spelled))
+    """Whether the body field ``spelled`` was written into ``extra`` in the target's spelling (or left out
+    because it asks for the default every format has)."""
+    source = _family(plan.source)
+    return any(_put(plan, extra, name, value) for name, spell in SHARED_FIELDS.items() if spell.get(source) == spelled)
 
 
 def _unsaid(plan: Plan, spelled: str, value: Any) -> str:
@@ -249,12 +273,16 @@ def _put(plan: Plan, extra: dict[str, Any], shared: str, value: Any) -> bool:
     """Spell shared field ``shared`` for the target in ``extra``; False when the target has no such field or
     no exact spelling of ``value``."""
     spelling = SHARED_FIELDS[shared].get(_family(plan.target))
-    if spelling is None:
-        return False
     neutral = from_format(shared, _family(plan.source), value)
-    spelled = None if neutral is None else to_format(shared, _family(plan.target), neutral)
-    if spelled is None:
-        return False
+    spelled = None if neutral is None or spelling is None else to_format(shared, _family(plan.target), neutral)
+    if spelling is None or spelled is None:
+        if neutral is None or neutral != DEFAULTS.get(shared):
+            return False
+        source = SHARED_FIELDS[shared][_family(plan.source)]
+        plan.note(
+            f"settings.extra.{source}", f"request field {source!r} ({value!r}: every format's default)", "left out"
+        )
+        return True
     *heads, last = spelling.split(".")
     at = extra
     for head in heads:

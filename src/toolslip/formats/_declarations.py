@@ -14,7 +14,7 @@ from typing import Any
 from ..core.errors import FormatError
 from ..core.messages import ToolSpec
 from . import bedrock, gemini
-from ._gemini_parts import camel
+from ._gemini_media import camel
 
 
 def native_declaration(data: dict[str, Any], path: str) -> tuple[str, ToolSpec] | None:

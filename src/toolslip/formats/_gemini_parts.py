@@ -9,8 +9,12 @@
 - A ``thoughtSignature`` on a call or text part (Gemini 3 signs the first call of a turn) is kept with the
   part and must go back verbatim; it means nothing to another provider, so ``toolslip.convert`` reports it.
 - ``functionResponse.response`` must be an object. The rule, both ways: ``{"output": text}`` is a result
-  whose content is ``text``, ``{"error": text}`` one with ``is_error``; any other object is a result
-  whose content is that object's JSON text (kept as an object, so it goes back as it came).
+  whose content is ``text``, ``{"error": text}`` one with ``is_error``; ``{"output": {...}}`` (Google's
+  documented key around an object) one whose content is the inner object's JSON text, as is the Vercel AI
+  SDK's ``{"name": tool, "content": output}`` (written back the same way); any other object
+  is a result whose content is that object's JSON text (kept as an object, so it goes back as it came).
+  Images and files in ``functionResponse.parts`` (Gemini 3's multimodal results) follow the text in the
+  result's content.
 - A call without ``id`` gets a made-up one (see ``_pairing``), and a result without ``id`` is paired with
   the previous model turn's calls by order and name; made-up ids are left out again on writing.
 - The service also accepts snake_case keys (``function_call``); they are read as their camelCase names and
@@ -26,7 +30,21 @@ from typing import Any
 import orjson
 
 from ..core.errors import FormatError
-from ..core.messages import File, Image, Message, Part, ProviderPart, Reasoning, Role, Text, ToolCall, ToolResult
+from ..core.messages import (
+    File,
+    Image,
+    Message,
+    Part,
+    ProviderPart,
+    Reasoning,
+    ResultPart,
+    Role,
+    Text,
+    ToolCall,
+    ToolResult,
+)
+from ._gemini_media import SNAKE as _SNAKE
+from ._gemini_media import camel, media_back, media_from_wire, media_to_wire, result_media, snake
 from ._pairing import MADE_UP, Pairing, history_call_id
 from ._wire import BOOKKEEPING, EMPTY, EMPTY_VALUES, Json, leftover, need, obj, seq, text_or_none, unstash
 
@@ -35,34 +53,6 @@ NAME = "gemini"
 _ROLES: dict[str, Role] = {"model": "assistant", "user": "user", "function": "user"}
 _CALL_KEYS = frozenset({"name", "args", "id"})
 _RESULT_KEYS = frozenset({"name", "response", "id"})
-_SNAKE = "~snake"
-"""Stash key: the keys of a wire object that were spelled in snake_case."""
-
-
-def camel(data: Json) -> tuple[Json, list[str]]:
-    """``data`` with its snake_case keys in camelCase, and the keys that were snake_case."""
-    if not any("_" in key for key in data):  # the usual case
-        return data, []
-    out: Json = {}
-    snake: list[str] = []
-    for key, value in data.items():
-        if "_" in key.strip("_"):
-            head, *rest = key.split("_")
-            name = head + "".join(word[:1].upper() + word[1:] for word in rest)
-            if name not in data:
-                out[name] = value
-                snake.append(key)
-                continue
-        out[key] = value
-    return out, snake
-
-
-def snake(out: Json, keys: Sequence[str] | None) -> Json:
-    """``out`` with the keys read from snake_case (see :func:`camel`) spelled as they were."""
-    if not keys:
-        return out
-    back = {camel({key: None})[0].popitem()[0]: key for key in keys}
-    return {back.get(key, key): value for key, value in out.items()}
 
 
 # --- reading ----------------------------------------------------------------------------------------
@@ -96,23 +86,10 @@ def _part(data: Json, where: str, kept: Json) -> tuple[Part | None, frozenset[st
         return _call(obj(data["functionCall"], f"{where}.functionCall"), f"{where}.functionCall", kept)
     if "functionResponse" in data:
         return _result(obj(data["functionResponse"], f"{where}.functionResponse"), f"{where}.functionResponse", kept)
-    inline = data.get("inlineData")
-    if isinstance(inline, dict) and inline.keys() == {"mimeType", "data"}:
-        mime, payload = inline["mimeType"], inline["data"]
-        if isinstance(mime, str) and isinstance(payload, str):
-            media: Part = (
-                Image(media_type=mime, data=payload)
-                if mime.startswith("image/")
-                else File(media_type=mime, data=payload)
-            )
-            return media, frozenset({"inlineData"})
-    linked = data.get("fileData")
-    if isinstance(linked, dict) and linked.keys() == {"mimeType", "fileUri"}:
-        mime, uri = linked["mimeType"], linked["fileUri"]
-        if isinstance(mime, str) and isinstance(uri, str):
-            media = Image(media_type=mime, url=uri) if mime.startswith("image/") else File(media_type=mime, url=uri)
-            return media, frozenset({"fileData"})
-    return None, frozenset()
+    media = media_from_wire(data, kept)
+    if media is None:
+        return None, frozenset()
+    return media, frozenset({"inlineData" if media.data is not None else "fileData"})
 
 
 def _call(fc: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
@@ -136,26 +113,36 @@ def _call(fc: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
 
 
 def _result(fr: Json, where: str, kept: Json) -> tuple[Part, frozenset[str]]:
-    content, is_error = _unwrap(fr["response"], kept) if "response" in fr else ("", False)
+    text, is_error = _unwrap(fr["response"], kept, fr.get("name")) if "response" in fr else ("", False)
     call_id = text_or_none(fr.get("id"), f"{where}.id")
     if call_id is None:
         kept[MADE_UP] = True
-    if not fr.keys() <= _RESULT_KEYS:
-        kept["~result"] = leftover(fr, _RESULT_KEYS)  # multimodal parts, willContinue, scheduling...
+    media = result_media(fr.get("parts"), kept)
+    known = _RESULT_KEYS | {"parts"} if media else _RESULT_KEYS
+    if not fr.keys() <= known:
+        kept["~result"] = leftover(fr, known)  # willContinue, scheduling...
     if "response" not in fr:
         kept["~noresponse"] = True
+    content: str | tuple[ResultPart, ...] = ((Text(text=text),) if text else ()) + media if media else text
     result = ToolResult(call_id=call_id or "", content=content, is_error=is_error, name=need(fr, "name", where))
     return result, frozenset({"functionResponse"})
 
 
-def _unwrap(response: object, kept: Json) -> tuple[str, bool]:
+def _unwrap(response: object, kept: Json, name: object = None) -> tuple[str, bool]:
     """A ``functionResponse.response`` as (content, is_error): the wrap rule of the module doc, read."""
+    if isinstance(response, dict) and response.keys() == {"name", "content"} and response["name"] == name:
+        inner = response["content"]  # the Vercel AI SDK's {"name": tool, "content": output}: the output is it
+        kept["~named"] = "text" if isinstance(inner, str) else "json"
+        return (inner, False) if isinstance(inner, str) else (orjson.dumps(inner).decode(), False)
     if isinstance(response, dict) and len(response) == 1:
         ((key, value),) = response.items()
         if isinstance(value, str):
             if key not in ("output", "error"):
                 kept["~key"] = key  # {"result": ...} and other one-string objects go back under their key
             return value, key == "error"
+        if key in ("output", "error") and isinstance(value, (dict, list)):
+            kept["~json"] = key  # Google's documented {"output": {...}}: the object is the content
+            return orjson.dumps(value).decode(), key == "error"
     kept["~raw"] = True
     return orjson.dumps(response).decode(), False
 
@@ -330,6 +317,8 @@ def parts_to_wire(parts: Sequence[Part], part_kept: Mapping[str, Any], calls: _C
         if wire is None:
             continue
         if kept:
+            if "~base64" in kept or "~inner" in kept:
+                wire = media_back(wire, kept)
             extras = {k: v for k, v in kept.items() if k[:1] != "~"}
             wire = snake({**wire, **extras}, kept.get(_SNAKE))
         out.append(wire)
@@ -383,6 +372,14 @@ def _result_to_wire(result: ToolResult, kept: Mapping[str, Any], calls: _Calls) 
         out["id"] = result.call_id
     if not kept.get("~noresponse") or result.text or result.is_error:
         out["response"] = _wrap(result, kept)
+    media = [p for p in result.content if isinstance(p, (Image, File))] if not isinstance(result.content, str) else []
+    if media:
+        part_kept = kept.get("~parts") or ()
+        out["parts"] = [
+            snake(media_back(wire, part_kept[k]), part_kept[k].get(_SNAKE)) if k < len(part_kept) else wire
+            for k, wire in enumerate(media_to_wire(p) for p in media)
+            if wire is not None
+        ]
     inner = kept.get("~result")
     return {**out, **inner} if inner else out
 
@@ -390,6 +387,17 @@ def _result_to_wire(result: ToolResult, kept: Mapping[str, Any], calls: _Calls) 
 def _wrap(result: ToolResult, kept: Mapping[str, Any]) -> Any:
     """The ``functionResponse.response`` object for a result (the wrap rule of the module doc)."""
     text = result.text
+    if kept.get("~named"):
+        try:
+            inner = orjson.loads(text) if kept["~named"] == "json" else text
+        except orjson.JSONDecodeError:
+            inner = text  # the content was changed since it was read
+        return {"name": result.name, "content": inner}
+    if kept.get("~json"):
+        try:
+            return {kept["~json"]: orjson.loads(text)}
+        except orjson.JSONDecodeError:
+            pass  # the content was changed since it was read: wrap it as any text
     if kept.get("~raw"):
         try:
             return orjson.loads(text)
@@ -406,12 +414,3 @@ def reasoning_to_wire(reasoning: Reasoning) -> Json | None:
     if reasoning.signature is not None and reasoning.source == NAME:
         out["thoughtSignature"] = reasoning.signature
     return out
-
-
-def media_to_wire(media: Image | File) -> Json | None:
-    """``inlineData`` for inline bytes, ``fileData`` for a URL; ``None`` for another provider's file id."""
-    if media.data is not None:
-        return {"inlineData": {"mimeType": media.media_type, "data": media.data}}
-    if media.url is not None:
-        return {"fileData": {"mimeType": media.media_type, "fileUri": media.url}}
-    return None

@@ -69,6 +69,8 @@ def _thinking_to_gemini(thinking: Any) -> Any:
 
 
 def _thinking_from_gemini(config: Any) -> Any:
+    if isinstance(config, Mapping) and config.get("includeThoughts") is False:
+        config = {k: v for k, v in config.items() if k != "includeThoughts"}  # the default: no thoughts back
     if config == {"thinkingBudget": 0}:
         return _DISABLED
     if not isinstance(config, Mapping) or config.keys() != {"thinkingBudget", "includeThoughts"}:
@@ -164,14 +166,68 @@ def _tier_from_bedrock(tier: Any) -> Any:
     return tier["type"] if ok else None
 
 
+def _summary_to_gemini(summary: Any) -> Any:
+    # Responses' summary "auto" asks for the reasoning's summary at whatever detail the model gives, as
+    # includeThoughts does; "concise" and "detailed" have no Gemini spelling.
+    return True if summary == "auto" else False if summary == "off" else None
+
+
+def _summary_from_gemini(include: Any) -> Any:
+    return "auto" if include is True else "off" if include is False else None
+
+
+_FORMATS = {"json": {"type": "json_object"}, "text": {"type": "text"}}
+_JSON_OBJECT: tuple[Convert, Convert] = (
+    lambda mode: _FORMATS.get(mode),
+    lambda value: next((mode for mode, spelled in _FORMATS.items() if spelled == value), None),
+)
+"""JSON mode as OpenAI spells it: Chat's ``response_format`` and Responses' ``text.format`` objects."""
+
+
+def _mime() -> tuple[Convert, Convert]:
+    types = {"json": "application/json", "text": "text/plain"}
+    back = {v: k for k, v in types.items()}
+    return (lambda mode: types.get(mode), lambda value: back.get(value) if isinstance(value, str) else None)
+
+
+def _modalities(*, upper: bool) -> tuple[Convert, Convert]:
+    """A list of output kinds (``["text", "audio"]``; Gemini's are upper case), as the same lower-case words."""
+    words = ("text", "audio", "image")
+
+    def to_wire(kinds: Any) -> Any:
+        return [k.upper() if upper else k for k in kinds] if isinstance(kinds, tuple) else None
+
+    def from_wire(value: Any) -> Any:
+        if not isinstance(value, list) or not value:
+            return None
+        kinds = tuple(v.lower() if isinstance(v, str) else "" for v in value)
+        return kinds if all(k in words for k in kinds) else None
+
+    return to_wire, from_wire
+
+
+DEFAULTS: dict[str, Any] = {"json_mode": "text", "modalities": ("text",), "reasoning_summary": "off"}
+"""Neutral values that ask for what every format does unasked (plain text out, text only, no reasoning
+summary): a target with no spelling for them leaves them out, and loses nothing."""
+
+
 CONVERTERS: dict[tuple[str, str], tuple[Convert, Convert]] = {
     ("service_tier", "bedrock"): (lambda word: {"type": word} if word in _TIERS else None, _tier_from_bedrock),
     **{("allowed_tools", fmt): pair for fmt, pair in _ALLOWED.items()},
     ("reasoning_effort", "gemini"): _words(("minimal", "low", "medium", "high"), upper=True),
     ("reasoning_effort", "ollama"): _words(("low", "medium", "high")),
-    # Responses' summary "auto" asks for the reasoning's summary at whatever detail the model gives, as
-    # includeThoughts does; "concise" and "detailed" have no Gemini spelling.
-    ("reasoning_summary", "gemini"): (lambda s: True if s == "auto" else None, lambda b: "auto" if b is True else None),
+    ("reasoning_summary", "gemini"): (_summary_to_gemini, _summary_from_gemini),
+    ("reasoning_summary", "openai-responses"): (lambda s: None if s == "off" else s, lambda s: s),  # off: null
+    ("reasoning_effort", "anthropic"): _words(("low", "medium", "high")),
+    ("json_mode", "openai-chat"): _JSON_OBJECT,
+    ("json_mode", "openai-responses"): _JSON_OBJECT,
+    ("json_mode", "gemini"): _mime(),
+    ("json_mode", "ollama"): (
+        lambda mode: "json" if mode == "json" else None,
+        lambda v: "json" if v == "json" else None,
+    ),
+    ("modalities", "openai-chat"): _modalities(upper=False),
+    ("modalities", "gemini"): _modalities(upper=True),
     ("thinking", "gemini"): (_thinking_to_gemini, _thinking_from_gemini),
     ("thinking", "ollama"): (_thinking_to_think, _think_to_thinking),
 }

@@ -66,8 +66,9 @@ def items_to_wire(message: Message, out: list[Json], *, full: bool) -> None:
     if message.role == "tool":
         results = [p for p in parts if type(p) is ToolResult]
         for i, result in enumerate(results):
-            wire: Json = {"type": "function_call_output", "call_id": result.call_id, "output": _output_to_wire(result)}
-            out.append(with_fields(wire, part_kept.get(str(i), EMPTY)))
+            mine = part_kept.get(str(i), EMPTY)
+            output = _output_to_wire(result, mine.get("blocks", EMPTY))
+            out.append(with_fields({"type": "function_call_output", "call_id": result.call_id, "output": output}, mine))
         if len(results) < len(parts):  # text sent next to results (Anthropic allows it): a user message
             rest = tuple(p for p in parts if type(p) is not ToolResult)
             out.append(_message_item(Message(role="user", parts=rest), EMPTY))
@@ -193,11 +194,11 @@ def _call_to_wire(call: ToolCall, kept: Mapping[str, Any], full: bool) -> Json:
     return {**kept, **out} if kept else out
 
 
-def _output_to_wire(result: ToolResult) -> Any:
+def _output_to_wire(result: ToolResult, kept: Mapping[str, Json]) -> Any:
     content = result.content
     if isinstance(content, str):
         return with_error_mark(content, "input_text") if result.is_error else content
-    blocks = [_content_to_wire(p, "input_text", None) for p in content if fits(p)]
+    blocks = [_content_to_wire(p, "input_text", kept.get(str(j))) for j, p in enumerate(content) if fits(p)]
     return with_error_mark(blocks, "input_text") if result.is_error else blocks
 
 
@@ -251,9 +252,12 @@ class _Reader:
         if kind == "function_call":
             self.add("assistant", call_from_wire(item, path), leftover(item, _CALL_KEYS))
         elif kind == "function_call_output":
-            is_error, content = _output_from_wire(item, path)
+            is_error, content, blocks = _output_from_wire(item, path)
             result = ToolResult(call_id=need(item, "call_id", path), content=content, is_error=is_error)
-            self.add("tool", result, leftover(item, _OUTPUT_KEYS))
+            fields = leftover(item, _OUTPUT_KEYS)  # the item's id and status
+            self.add(
+                "tool", result, {**({"fields": fields} if fields else {}), **({"blocks": blocks} if blocks else {})}
+            )
         elif (
             kind == "message" and item.get("role") == "assistant" and (item.get("content") or item.get("content") == "")
         ):
@@ -358,10 +362,11 @@ def _content_from_wire(content: object, path: str) -> tuple[list[Part], dict[str
     return parts, kept
 
 
-def _output_from_wire(item: Json, path: str) -> tuple[bool, str | tuple[ResultPart, ...]]:
-    """Whether an output carries toolslip's error mark, and its content without the mark."""
+def _output_from_wire(item: Json, path: str) -> tuple[bool, str | tuple[ResultPart, ...], dict[str, Json]]:
+    """Whether an output carries toolslip's error mark, its content without the mark, and what its content
+    parts keep to go back as they came (an image's ``detail``)."""
     is_error, output = split_error_mark(item.get("output"), "input_text")
     if isinstance(output, str):
-        return is_error, output
-    parts, _ = _content_from_wire(output, f"{path}.output")
-    return is_error, tuple(p for p in parts if type(p) is not Reasoning and type(p) is not ToolCall)  # type: ignore[misc]
+        return is_error, output, {}
+    parts, kept = _content_from_wire(output, f"{path}.output")
+    return is_error, tuple(p for p in parts if type(p) is not Reasoning and type(p) is not ToolCall), kept  # type: ignore[misc]

@@ -2,7 +2,7 @@
 
 What is particular to this format:
 
-- Tools live in ``toolConfig.tools[]`` as ``{"toolSpec": {name, description, inputSchema: {json}}}``;
+- Tools live in ``toolConfig.tools[]`` as ``{"toolSpec": {name, description, inputSchema: {json}, strict}}``;
   other entries (``cachePoint``, ``systemTool``) travel verbatim in ``Request.extra_tools``, in place.
   ``toolConfig.toolChoice`` is ``{"auto": {}}``, ``{"any": {}}`` (required) or ``{"tool": {"name"}}``;
   Converse has no "none" and no parallel-calls switch (``toolslip.convert`` reports both).
@@ -72,7 +72,7 @@ STOP_BACK: dict[StopReason, str] = {
     "content_filter": "content_filtered",
     "other": "end_turn",
 }
-_SPEC_KEYS = frozenset({"name", "description", "inputSchema"})
+_SPEC_KEYS = frozenset({"name", "description", "inputSchema", "strict"})
 _BODY_KEYS = frozenset({"messages", "system", "toolConfig", "inferenceConfig"})
 _KNOBS = ("maxTokens", "temperature", "stopSequences")
 """Max tokens, temperature and stop sequences in ``inferenceConfig``."""
@@ -97,6 +97,8 @@ def _tool_to_wire(spec: ToolSpec) -> Json:
     elif "description" in kept:
         out["description"] = kept["description"]
     out["inputSchema"] = {"json": spec.parameters}
+    if spec.strict is not None:
+        out["strict"] = spec.strict
     fields = kept.get("fields")
     return {"toolSpec": {**fields, **out} if fields else out}
 
@@ -123,12 +125,17 @@ def spec_from_wire(item: Json, path: str = "toolConfig.tools[0]") -> ToolSpec | 
     if not description and "description" in spec:
         kept["description"] = description
     fields = leftover(spec, _SPEC_KEYS)
+    strict = spec.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        fields["strict"] = strict  # not Converse's flag: kept verbatim
+        strict = None
     if fields:
         kept["fields"] = fields
     return ToolSpec(
         name=need(spec, "name", where),
         description=description or "",
         parameters=obj(schema["json"], f"{where}.inputSchema.json"),
+        strict=strict,
         extra={NAME: kept} if kept else EMPTY,
     )
 

@@ -5,8 +5,9 @@ transport's job (botocore does it). What reaches this module is each event as ``
 the shape boto3 yields:
 
 - ``messageStart`` (``role``); per content block ``contentBlockStart`` (only for a ``toolUse``: its id and
-  name), ``contentBlockDelta`` (``text``, ``toolUse.input`` JSON text pieces, ``reasoningContent`` text,
-  signature or redacted bytes), ``contentBlockStop``; ``messageStop`` (``stopReason``); ``metadata``
+  name, and a server tool's ``toolResult``: its id, type and status), ``contentBlockDelta`` (``text``,
+  ``toolUse.input`` JSON text pieces, ``toolResult`` content pieces, ``reasoningContent`` text, signature or
+  redacted bytes), ``contentBlockStop``; ``messageStop`` (``stopReason``); ``metadata``
   (``usage``, ``metrics``, ``trace``) last.
 - An exception event (``internalServerException``, ``modelStreamErrorException``,
   ``throttlingException``, ``validationException``, ``serviceUnavailableException``) ends the stream.
@@ -53,6 +54,8 @@ class _Block:
     data: Json = field(default_factory=dict)
     text: list[str] = field(default_factory=list)
     call_index: int | None = None
+    server: bool = False
+    """A server tool's call (Converse's ``type: server_tool_use``): the service runs it; no call events."""
     stopped: bool = False
 
 
@@ -110,6 +113,10 @@ class Accumulator(JsonStream):
         block = self._block(data, "contentBlockStart")
         start = obj(data.get("start") or {}, "contentBlockStart.start")
         use = start.get("toolUse")
+        if isinstance(use, dict) and use.get("type") == "server_tool_use":  # run by the service: no call events
+            block.data = {"toolUse": {**use, "input": {}}}
+            block.server = True
+            return []
         if isinstance(use, dict):
             block.data = {"toolUse": {**use, "input": {}}}
             block.call_index, self._calls = self._calls, self._calls + 1
@@ -125,10 +132,19 @@ class Accumulator(JsonStream):
             block.data["text"] += delta["text"]
             return [TextChunk(text=delta["text"])]
         use = delta.get("toolUse")
-        if isinstance(use, dict) and block.call_index is not None:
+        if isinstance(use, dict) and (block.call_index is not None or block.server):
             piece = str(use.get("input", ""))
             block.text.append(piece)
-            return [ArgsChunk(index=block.call_index, text=piece)] if piece else []
+            return [ArgsChunk(index=block.call_index, text=piece)] if piece and block.call_index is not None else []
+        pieces = delta.get("toolResult")
+        if isinstance(pieces, list):  # a server tool's result (web grounding...), in text and JSON pieces
+            content: list[Json] = block.data.setdefault("toolResult", {}).setdefault("content", [])
+            for piece in pieces:
+                if isinstance(piece, dict) and isinstance(piece.get("text"), str) and content and "text" in content[-1]:
+                    content[-1] = {"text": content[-1]["text"] + piece["text"]}
+                elif isinstance(piece, dict):
+                    content.append(dict(piece))
+            return []
         reasoning = delta.get("reasoningContent")
         if isinstance(reasoning, dict):
             held = block.data.setdefault("reasoningContent", {})
@@ -144,7 +160,7 @@ class Accumulator(JsonStream):
 
     def _end(self, block: _Block) -> list[StreamEvent]:
         block.stopped = True
-        if block.call_index is None:
+        if block.call_index is None and not block.server:
             return []
         use = block.data["toolUse"]
         text = "".join(block.text)
@@ -152,6 +168,8 @@ class Accumulator(JsonStream):
             use["input"] = orjson.loads(text) if text.strip() else {}
         except orjson.JSONDecodeError as exc:
             raise self.malformed(f"the input of {use.get('name')!r} is not JSON ({exc}): {text[:200]!r}") from None
+        if block.call_index is None:
+            return []
         call = ToolCall(
             id=str(use.get("toolUseId", "")), name=str(use.get("name", "")), arguments=obj(use["input"], "input")
         )
@@ -193,12 +211,18 @@ def response_to_events(response: ModelResponse, *, chunk_size: int = 16) -> list
         at = {"contentBlockIndex": index}
         if "toolUse" in block:
             use = block["toolUse"]
-            start = {"toolUseId": use["toolUseId"], "name": use["name"]}
+            start = {k: v for k, v in use.items() if k != "input"}  # its id, name and type (a server tool's)
             events.append(("contentBlockStart", {**at, "start": {"toolUse": start}}))
             text = orjson.dumps(use.get("input") or {}).decode()
             events += [
                 ("contentBlockDelta", {**at, "delta": {"toolUse": {"input": p}}}) for p in split(text, chunk_size)
             ]
+        elif "toolResult" in block:
+            result = block["toolResult"]
+            start = {k: v for k, v in result.items() if k != "content"}
+            events.append(("contentBlockStart", {**at, "start": {"toolResult": start}}))
+            if result.get("content"):
+                events.append(("contentBlockDelta", {**at, "delta": {"toolResult": result["content"]}}))
         elif "text" in block:
             events += [("contentBlockDelta", {**at, "delta": {"text": p}}) for p in split(block["text"], chunk_size)]
         elif "reasoningContent" in block:

@@ -33,6 +33,7 @@ responses.
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
@@ -101,7 +102,7 @@ def convert(
         response = _response(plan, src.response_from_wire(data))
         out = dst.response_to_wire(response)
     elif kind == "messages":
-        messages = messages_for(plan, src.messages_from_wire(data))
+        messages = _no_empty(plan, messages_for(plan, src.messages_from_wire(data)))
         if to in ("gemini", "bedrock") and not plan.same:
             messages = _no_systems(plan, messages)
         out = functions_messages_to_wire(messages, split=True) if _split(plan) else dst.messages_to_wire(messages)
@@ -129,6 +130,26 @@ def _no_systems(plan: Plan, messages: list[Message]) -> list[Message]:
                 f"messages[{i}]", f"a system message ({plan.target} takes it as a request field, not a message)"
             )
     return [m for m in messages if m.role != "system"]
+
+
+def _no_empty(plan: Plan, messages: list[Message]) -> list[Message]:
+    """The messages less the empty ones a target would refuse (Anthropic, Gemini and Converse want content in
+    every message) and empty system prompts (Converse's ``system: []``), which no target needs."""
+    if plan.same or all(m.parts for m in messages):
+        return messages
+    kept = []
+    for i, message in enumerate(messages):
+        if not message.parts and message.role == "system":
+            plan.note(f"messages[{i}]", "an empty system prompt", "left out")
+        elif not message.parts and plan.target in _WANT_CONTENT:
+            what = f"an empty {message.role} message ({plan.target} refuses a message with no content)"
+            plan.note(f"messages[{i}]", what, "left out")
+        else:
+            kept.append(message)
+    return kept
+
+
+_WANT_CONTENT = frozenset({"anthropic", "gemini", "bedrock"})
 
 
 def _split(plan: Plan) -> bool:
@@ -160,19 +181,13 @@ def detect_kind(data: object, fmt: str) -> str:
 
 
 def _request(plan: Plan, request: Request, *, defaults: bool = True) -> Request:
-    messages = messages_for(plan, request.messages)
+    messages = _no_empty(plan, messages_for(plan, request.messages))
     tools = tuple(_spec(plan, s, f"tools[{i}]") for i, s in enumerate(request.tools))
     extra_tools = request.extra_tools
     settings = request.settings
     if not plan.same:
-        if not plan.family:
-            kept = []
-            for i, tool in enumerate(extra_tools):
-                kind = tool.get("type") or next(iter(tool), "?")  # Gemini's built-in tools have no "type"
-                what = f"{plan.source} tool declaration {str(kind)!r}"
-                if plan.cannot(f"extra_tools[{i}]", what):
-                    kept.append(tool)  # pragma: no cover - a declaration has no text to mark it with
-            extra_tools = tuple(kept)
+        if not plan.family or plan.target == "openai-functions":  # functions[] holds functions only
+            extra_tools = _extra_tools(plan, extra_tools)
         settings = unsaid_stream(plan, request.settings, translate_settings(plan, settings), defaults)
     if plan.target == "openai-responses" and settings.stop:
         plan.cannot("settings.stop", "stop sequences")
@@ -202,12 +217,28 @@ def _request(plan: Plan, request: Request, *, defaults: bool = True) -> Request:
         and extra_tools is request.extra_tools
         and len(tools) == len(request.tools)
         and all(map(operator.is_, tools, request.tools))
+        and len(messages) == len(request.messages)
         and all(map(operator.is_, messages, request.messages))
     ):
         return request
     return replace(
         request, messages=tuple(messages), tools=tools, extra_tools=extra_tools, settings=settings, output=output
     )
+
+
+def _extra_tools(plan: Plan, extra_tools: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
+    """Hosted and server tool declarations, which only their own provider runs: reported and left out."""
+    kept = []
+    for i, tool in enumerate(extra_tools):
+        if "cachePoint" in tool and plan.source == "bedrock":  # the end of the tools to cache
+            what = "a cache point after the tools (a prompt-cache hint; the answer is the same without it)"
+            plan.note(f"extra_tools[{i}]", what, "left out")
+            continue
+        kind = tool.get("type") or next(iter(tool), "?")  # Gemini's built-in tools have no "type"
+        what = f"{plan.source} tool declaration {str(kind)!r}"
+        if plan.cannot(f"extra_tools[{i}]", what):
+            kept.append(tool)  # pragma: no cover - a declaration has no text to mark it with
+    return tuple(kept)
 
 
 def _output(
@@ -294,8 +325,12 @@ _JSON_SCHEMA = "sent whole as parametersJsonSchema, which Gemini 2.5 and later r
 _NO_PARAMETERS = "left out: Gemini takes that as a function without parameters and refuses an empty OBJECT"
 
 
+_NO_STRICT = frozenset({"openai-functions", "gemini", "ollama"})
+"""Formats whose function declarations have no strict flag (arguments that always match the schema)."""
+
+
 def _spec(plan: Plan, spec: ToolSpec, path: str) -> ToolSpec:
-    if plan.target == "openai-functions" and spec.strict:
+    if plan.target in _NO_STRICT and spec.strict:
         plan.cannot(f"{path}.strict", "strict mode")
         spec = replace(spec, strict=None)
     if plan.same or plan.family:
@@ -330,6 +365,10 @@ def _response(plan: Plan, response: ModelResponse) -> ModelResponse:
             plan.note("usage.cache_write_tokens", "the cache-write token count", "dropped: Chat usage has no field")
         if usage.reasoning_tokens and plan.target == "anthropic":
             plan.note("usage.reasoning_tokens", "the reasoning token count", "dropped: Anthropic usage has no field")
+        if plan.target == "ollama" and response.stop_reason in ("refusal", "content_filter"):
+            word = response.raw_stop_reason or response.stop_reason
+            what = f"the stop reason {word!r} (Ollama's done_reason has no refusal)"
+            plan.note("stop_reason", what, "written as 'stop'")
     message = message_for(plan, response.message, "message")
     return response if message is response.message else replace(response, message=message)
 

@@ -26,12 +26,14 @@ What is particular to this format:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..core.errors import FormatError
 from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
+from ._gemini_media import camel, snake
 from ._gemini_parts import NAME as NAME  # re-exported: the format module's public names
-from ._gemini_parts import _Calls, _content_to_wire, camel, content_from_wire, snake, system_to_wire
+from ._gemini_parts import _Calls, _content_to_wire, content_from_wire, system_to_wire
 from ._gemini_parts import messages_from_wire as messages_from_wire
 from ._gemini_parts import messages_to_wire as messages_to_wire
 from ._memo import RecentMemo
@@ -100,7 +102,9 @@ _KNOBS = ("maxOutputTokens", "temperature", "stopSequences")
 _RESPONSE_KEYS = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId"})
 _USAGE_KEYS = frozenset({"promptTokenCount", "candidatesTokenCount", "totalTokenCount"})
 _QUIET = frozenset({"createTime", "index", "avgLogprobs", "modelStatus"})
-"""Response and candidate fields that carry no content another format could want."""
+"""Response and candidate fields that carry no content another format could want (and ``finishMessage`` on a
+STOP, which only explains the ordinary stop: "Model generated function call(s)."; on a MALFORMED_FUNCTION_CALL
+it holds the call the model botched, and is reported)."""
 
 # --- tools ------------------------------------------------------------------------------------------
 
@@ -235,7 +239,8 @@ def request_to_wire(request: Request) -> Json:
         body["systemInstruction"] = system
     tools = _tool_entries(request)
     if tools:
-        body["tools"] = tools
+        one = len(tools) == 1 and unstash(request.tools[0].extra, NAME).get("one") if request.tools else False
+        body["tools"] = tools[0] if one else tools
     extra = dict(settings.extra)
     config = extra.pop("toolConfig", None)
     if settings.tool_choice is not None or config is not None:
@@ -278,7 +283,11 @@ def _choice_from_wire(config: Json) -> ToolChoice | None:
 
 def request_from_wire(body: object) -> Request:
     data = obj(body, "body")
-    tools, extra_tools = split_tools(data.get("tools") or [], "tools")
+    raw_tools = data.get("tools")
+    one = isinstance(raw_tools, dict)  # one entry, not in a list: the service takes that too
+    tools, extra_tools = split_tools([raw_tools] if one else raw_tools or [], "tools")
+    if one and tools:
+        tools[0] = replace(tools[0], extra={NAME: {**unstash(tools[0].extra, NAME), "one": True}})
     extra = leftover(data, _BODY_KEYS)
     if "tools" in data and data["tools"] in EMPTY_VALUES:
         extra["tools"] = data["tools"]
@@ -298,8 +307,9 @@ def request_from_wire(body: object) -> Request:
         stop=stop,
         extra=extra,
     )
+    named = extra.get("model")  # the Go SDK also names the model in the body ("models/gemini-2.0-flash")
     return Request(
-        model="",
+        model=named.removeprefix("models/") if isinstance(named, str) else "",
         messages=tuple(messages_from_wire(data.get("contents") or [], data.get("systemInstruction"))),
         tools=tuple(tools),
         settings=settings,
@@ -367,7 +377,8 @@ def response_from_wire(data: object) -> ModelResponse:
     rest = leftover(candidate, frozenset({"content", "finishReason"}))
     if rest:
         kept["candidate"] = rest
-        unread += [f"candidates[0].{k}" for k in rest if k not in _QUIET and rest[k] not in EMPTY_VALUES]
+        quiet = _QUIET | {"finishMessage"} if candidate.get("finishReason") == "STOP" else _QUIET
+        unread += [f"candidates[0].{k}" for k in rest if k not in quiet and rest[k] not in EMPTY_VALUES]
     response_id = text_or_none(body.get("responseId"), "responseId") or ""
     content = candidate.get("content")
     if content is None:

@@ -315,14 +315,18 @@ def _call_to_wire(call: ToolCall, kept: Mapping[str, Any], made_up: set[str] | N
 
 
 def _results_to_wire(message: Message, made_up: set[str], names: Mapping[str, str]) -> list[Json]:
-    """One tool message per result; text parts of the neutral message go in a user message after them."""
+    """One tool message per result; text and image parts of the neutral message (Anthropic lets them follow the
+    results in one user message) go in a user message after them."""
     part_kept = unstash(message.extra, NAME).get("parts", EMPTY)
     out: list[Json] = []
     texts: list[str] = []
+    images: list[str] = []
     for i, part in enumerate(message.parts):
         if type(part) is not ToolResult:
             if type(part) is Text:
                 texts.append(part.text)
+            elif type(part) is Image and part.data is not None:
+                images.append(part.data)
             continue
         kept = part_kept.get(str(i), EMPTY)
         content = mark_error(part.text) if part.is_error else part.text
@@ -335,8 +339,11 @@ def _results_to_wire(message: Message, made_up: set[str], names: Mapping[str, st
         if not kept.get(MADE_UP) and part.call_id not in made_up:
             wire["tool_call_id"] = part.call_id
         out.append({**kept.get("fields", EMPTY), **wire})
-    if texts:
-        out.append({"role": "user", "content": "".join(texts)})
+    if texts or images:
+        after: Json = {"role": "user", "content": "".join(texts)}
+        if images:
+            after["images"] = images
+        out.append(after)
     return out
 
 

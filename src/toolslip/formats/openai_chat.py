@@ -165,6 +165,13 @@ def request_to_wire(request: Request) -> Json:
         body["stop"] = list(settings.stop)
     if settings.extra:
         body.update(settings.extra)
+        if settings.extra.get("tool_choice") == "any" and settings.tool_choice != "required":
+            del body["tool_choice"]  # Mistral's word for a required choice, since changed (set above, if any)
+            if settings.tool_choice is not None:
+                choice = settings.tool_choice
+                body["tool_choice"] = (
+                    {"type": "function", "function": {"name": choice.name}} if isinstance(choice, UseTool) else choice
+                )
         if isinstance(settings.extra.get("stop"), str) and (settings.extra["stop"],) != settings.stop:
             body["stop"] = list(settings.stop)  # the one-string spelling read earlier no longer applies
         named, untyped = settings.tool_choice, settings.extra.get("tool_choice")
@@ -206,6 +213,8 @@ def request_from_wire(body: object) -> Request:
 def _tool_choice_from_wire(choice: object) -> ToolChoice | None:
     if choice in ("auto", "none", "required"):
         return choice
+    if choice == "any":
+        return "required"  # Mistral's spelling (its API takes both); _untyped_choice keeps the word
     if isinstance(choice, dict) and choice.get("type", "function") == "function" and "function" in choice:
         fn = choice["function"]
         if choice.keys() <= {"type", "function"} and isinstance(fn, dict) and fn.keys() == {"name"}:
@@ -214,9 +223,10 @@ def _tool_choice_from_wire(choice: object) -> ToolChoice | None:
 
 
 def _untyped_choice(data: Json, extra: Json, choice: ToolChoice | None) -> None:
-    """Keep a named choice sent without ``"type"`` (many clients do; the API takes it) as it was spelled."""
+    """Keep a named choice sent without ``"type"`` (many clients do; the API takes it) and Mistral's ``"any"``
+    as they were spelled."""
     spelled = data.get("tool_choice")
-    if isinstance(choice, UseTool) and isinstance(spelled, dict) and "type" not in spelled:
+    if (isinstance(choice, UseTool) and isinstance(spelled, dict) and "type" not in spelled) or spelled == "any":
         extra["tool_choice"] = spelled
 
 
@@ -230,7 +240,9 @@ def response_to_wire(response: ModelResponse) -> Json:
     if not kept.get("no_message"):
         choice["message"] = message_to_wire(response.message)
     if not kept.get("no_finish"):
-        choice["finish_reason"] = stop_to_wire(response, FINISH, FINISH_BACK)
+        own = kept.get("finish")
+        mine = own is not None and own == response.raw_stop_reason
+        choice["finish_reason"] = own if mine else stop_to_wire(response, FINISH, FINISH_BACK)
     out: Json = {
         "object": "chat.completion",
         "created": int(time.time()),
@@ -280,6 +292,8 @@ def response_from_wire(data: object) -> ModelResponse:
     raw = choice.get("finish_reason")
     if "finish_reason" not in choice:
         kept["no_finish"] = True
+    elif isinstance(raw, str) and raw not in FINISH:
+        kept["finish"] = raw  # a word of its own ("" next to tool calls): written back as it came
     stop: StopReason = FINISH.get(raw, "other") if isinstance(raw, str) else "other"
     if wire_message.get("refusal"):
         stop = "refusal"

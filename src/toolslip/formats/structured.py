@@ -150,10 +150,21 @@ _JSON = "application/json"
 def _gemini_fields(output: OutputSchema) -> Json:
     """The two ``generationConfig`` keys: the older ``responseSchema`` if that is how the schema came (and
     it still says the same), else ``responseJsonSchema``, which takes any JSON Schema."""
-    legacy = unstash(output.extra, "gemini").get("responseSchema")
+    kept = unstash(output.extra, "gemini")
+    legacy = kept.get("responseSchema")
     if isinstance(legacy, dict) and from_gemini(legacy) == output.schema:
-        return {"responseMimeType": _JSON, "responseSchema": legacy}
-    return {"responseMimeType": _JSON, "responseJsonSchema": dict(output.schema)}
+        fields = {"responseMimeType": _JSON, "responseSchema": legacy}
+    else:
+        fields = {"responseMimeType": _JSON, "responseJsonSchema": dict(output.schema)}
+    return {_SNAKE_KEYS[k]: v for k, v in fields.items()} if kept.get("snake") else fields
+
+
+_SNAKE_KEYS = {
+    "responseMimeType": "response_mime_type",
+    "responseSchema": "response_schema",
+    "responseJsonSchema": "response_json_schema",
+}
+"""The snake_case spelling of the keys (the service reads either; Python SDKs send it), written back as read."""
 
 
 _gemini_memo = RecentMemo(_gemini_fields)
@@ -165,17 +176,24 @@ def _gemini_to_wire(output: OutputSchema, body: Json) -> None:
 
 def _gemini_from_wire(extra: Json) -> OutputSchema | None:
     config = extra.get("generationConfig")
-    if not isinstance(config, dict) or config.get("responseMimeType") != _JSON:
+    if not isinstance(config, dict):
+        return None
+    snake = _SNAKE_KEYS["responseMimeType"] in config
+    names = {v: k for k, v in _SNAKE_KEYS.items()} if snake else {k: k for k in _SNAKE_KEYS}
+    said = {names.get(k, k): v for k, v in config.items()}
+    if said.get("responseMimeType") != _JSON:
         return None  # text, an enum (text/x.enum), or no generationConfig left after its knobs
-    schema, legacy = config.get("responseJsonSchema"), config.get("responseSchema")
+    schema, legacy = said.get("responseJsonSchema"), said.get("responseSchema")
+    kept: Json = {"snake": True} if snake else {}
     if isinstance(schema, dict) and legacy is None:
-        key, output = "responseJsonSchema", OutputSchema(name="answer", schema=schema)
+        key = "responseJsonSchema"
+        output = OutputSchema(name="answer", schema=schema, extra={"gemini": kept} if kept else {})
     elif isinstance(legacy, dict) and schema is None:
         key = "responseSchema"
-        output = OutputSchema(name="answer", schema=from_gemini(legacy), extra={"gemini": {key: legacy}})
+        output = OutputSchema(name="answer", schema=from_gemini(legacy), extra={"gemini": {**kept, key: legacy}})
     else:
         return None  # JSON mode with no schema (or both spellings at once): kept verbatim
-    rest = {k: v for k, v in config.items() if k not in ("responseMimeType", key)}
+    rest = {k: v for k, v in config.items() if names.get(k, k) not in ("responseMimeType", key)}
     if rest:
         extra["generationConfig"] = rest
     else:

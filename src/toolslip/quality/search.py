@@ -21,7 +21,8 @@ from .index import FIELD_WEIGHTS, Hit, ToolIndex
 from .text import terms
 
 if TYPE_CHECKING:
-    from ..agent.tools import Tool, Toolbox
+    from ..agent.context import Tools
+    from ..agent.tools import Tool
 
 __all__ = ["DEFAULT_FLOOR", "FIELD_WEIGHTS", "Hit", "ToolIndex", "ToolSearch", "terms"]
 
@@ -91,7 +92,7 @@ class ToolSearch(Hook):
         found: list[str] = ctx.state.setdefault(f"tool_search:{self.spec.name}", [])
         return found
 
-    def check(self, tools: Toolbox) -> None:
+    def check(self, tools: Tools) -> None:
         if self.spec.name in tools:
             raise ToolDefinitionError(
                 f"a tool is named {self.spec.name!r}, the search tool's name; pass ToolSearch(name=...)"

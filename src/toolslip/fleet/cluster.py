@@ -1,0 +1,162 @@
+"""The driver: a batch of runs submitted to a Ray cluster, outcomes streamed back as runs finish.
+
+Ray places each run (a task of :func:`~toolslip.fleet.task.execute_run`) on a node with a free CPU, retries
+it when its worker or node dies or when the attempt asks for it (``max_retries``, ``retry_exceptions``),
+and scales with the cluster. The driver only keeps at most ``concurrency`` runs in flight and reports
+each as Ray hands it back (``ray.wait``). It holds no state of its own: a driver killed and started again
+with the same runs reads the ones the journal shows over and submits the rest, which resume from the
+journal where the killed driver's workers left them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent.loop import Agent
+from ..core.errors import ConfigError
+from ..durable.decisions import Approver
+from ..durable.journal import Journal
+from ..durable.journal_pg import PostgresStore
+from .status import latest_entries
+from .task import Job, Policy, Retry, execute_run, outcome_of
+
+__all__ = ["Fleet", "Outcome", "ray_connection"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """How one run of a batch ended, as a line of the outcomes file."""
+
+    run_id: str
+    outcome: str
+    """The finish entry's stop reason (``completed``, ``paused``, ``max_steps``...), or ``failed``."""
+    output: Any = None
+    error: str = ""
+    failed_attempts: int = 0
+    """Attempts that ended in the run's own failure (a worker that died is not one)."""
+    resumes: int = 0
+    """How often the run was resumed from the journal (after a dead worker, node or driver)."""
+    not_rerun: int = 0
+    """Side-effecting calls cut off by a death and not run again (the policy's word); they may have happened."""
+    refused: int = 0
+    seconds: float = 0.0
+    """From submission to the outcome, in this driver."""
+    from_journal: bool = False
+    """Already over when this driver started (a driver before it saw it through)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in self.__dict__.items() if k != "extra"}
+        return data | self.extra
+
+
+def ray_connection(address: str | None, *, num_cpus: int | None = None) -> Callable[[], None]:
+    """Join the Ray cluster at ``address`` (``None``: the one this process already joined, else a new local
+    one); returns what disconnects again (nothing, if this process was already connected)."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("the fleet runs on Ray: pip install 'toolslip[ray]'") from None
+    if ray.is_initialized():
+        return lambda: None
+    options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+    try:
+        if address in (None, "", "local"):
+            ray.init(num_cpus=num_cpus, include_dashboard=False, **options)
+        else:
+            ray.init(address=address, **options)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        raise ConfigError(f"cannot join the Ray cluster at {address}: {str(exc).splitlines()[0]}") from None
+    return ray.shutdown
+
+
+class Fleet:
+    """Runs submitted to a Ray cluster, each executed by a Ray worker against the PostgreSQL journal at ``url``.
+
+    ``make_agent(journal)`` builds the agent a worker runs (with ``hooks=journal.wrap(...)``); it is pickled
+    to the workers, so it is a module-level function or a picklable object. ``rerun_interrupted``: the
+    policy for side effects cut off by a death, as ``toolslip resume --rerun-interrupted``. ``address``:
+    the cluster (``ray://...``, ``auto``), or ``None`` for the one this process has joined, else a local one.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        make_agent: Callable[[Journal], Agent],
+        *,
+        address: str | None = None,
+        concurrency: int = 8,
+        policy: Policy | None = None,
+        rerun_interrupted: Approver | None = None,
+        num_cpus: float = 1.0,
+        runtime_env: dict[str, Any] | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, not {concurrency}")
+        self.store = PostgresStore(url)  # opens (and checks) the journal before anything is submitted
+        self.job = Job(url=url, make_agent=make_agent, rerun_interrupted=rerun_interrupted, policy=policy or Policy())
+        self.concurrency = concurrency
+        self._disconnect = ray_connection(address)
+        import ray
+
+        self._options: dict[str, Any] = {
+            "num_cpus": num_cpus,
+            "max_retries": self.job.policy.max_retries,
+            "retry_exceptions": [Retry],
+        }
+        if runtime_env is not None:
+            self._options["runtime_env"] = runtime_env
+        self._remote = ray.remote(execute_run)
+
+    def run(self, runs: Iterable[tuple[str, str]]) -> Iterator[Outcome]:
+        """Run each ``(run_id, prompt)``; yields every run's :class:`Outcome` as it is known, in that order.
+
+        Runs the journal already shows over come first, without being submitted.
+        """
+        import ray
+
+        todo = list(runs)
+        over = latest_entries(self.store, [run_id for run_id, _ in todo])
+        queue: list[tuple[str, str]] = []
+        for run_id, prompt in todo:
+            done = outcome_of(run_id, over.get(run_id, ()), self.job.policy.attempts)
+            if done is not None:
+                yield Outcome(**done, from_journal=True)
+            else:
+                queue.append((run_id, prompt))
+        job = ray.put(self.job)
+        queue.reverse()
+        pending: dict[Any, tuple[str, float]] = {}
+        while queue or pending:
+            while queue and len(pending) < self.concurrency:
+                run_id, prompt = queue.pop()
+                ref = self._remote.options(**self._options, name=f"toolslip run {run_id}").remote(job, run_id, prompt)
+                pending[ref] = (run_id, time.monotonic())
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            for ref in ready:
+                run_id, submitted = pending.pop(ref)
+                yield self._outcome(ref, run_id, time.monotonic() - submitted)
+
+    def _outcome(self, ref: Any, run_id: str, seconds: float) -> Outcome:
+        import ray
+
+        try:
+            data: dict[str, Any] = ray.get(ref)
+        except ray.exceptions.RayError as exc:  # Ray's attempts ran out: the run's failures, or dead workers
+            cause = exc.cause if isinstance(exc, ray.exceptions.RayTaskError) else exc
+            lines = str(cause).strip().splitlines() or [type(cause).__name__]
+            return Outcome(run_id=run_id, outcome="failed", error=lines[-1], seconds=seconds)
+        return Outcome(**data, seconds=seconds)
+
+    def close(self) -> None:
+        self.store.close()
+        self._disconnect()
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
