@@ -1,8 +1,9 @@
 """A newcomer's questions over the examples' tools: how often a model answers right, invents, or says it could not.
 
 The questions are ``tests/data/newcomer_questions.jsonl`` (34, English and Chinese: one-tool, arithmetic,
-two-step, and some no tool can answer; see the README beside it). Every question is asked with all three
-tools of the examples (``get_weather``, ``fx``, ``calc``), no system prompt, as ``toolslip run`` would.
+two-step, and some no tool can answer; see the README beside it). Every question is asked with the tools of
+the example file it is about (``tools``: ``weather`` = ``get_weather``, ``expenses`` = ``fx`` and ``calc``), as
+``toolslip run examples/FILE.py "QUESTION"`` would, no system prompt; ``--all-tools`` offers all three.
 Each answer is graded against the expected figures, independently of the provider's own check:
 
 * **correct**: every expected figure is in the answer (as written or rounded to the answer's precision) and
@@ -17,7 +18,8 @@ With the local model it also counts how often its figure check fired (``ModelRes
 asked once more, a figure marked) and how often it fired *wrongly*: on an answer whose figures were all
 right (every figure of that answer is an expected figure, or the question's or a tool's).
 
-    python benchmarks/newcomer.py [--model local] [--mode tool|code] [--k 1] [--temperature 0.7] [--ids a,b]
+    python benchmarks/newcomer.py [--model local] [--mode tool|code] [--k 1] [--temperature 0.7]
+                                  [--ids a,b] [--all-tools]
 
 ``--mode code`` uses ``Agent(..., mode="code")`` where this toolslip has it (issue 37's code mode); where it
 does not, it says so and stops. Results go to stdout, one line per answer, then the counts.
@@ -45,7 +47,7 @@ from toolslip.providers import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "tests" / "data" / "newcomer_questions.jsonl"
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w)")
+_NUMBER = re.compile(r"(?<![0-9A-Za-z_.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])")  # \w is CJK too
 _COULD_NOT = (
     "could not", "couldn't", "cannot", "can't", "unable", "no data", "not available", "don't have", "do not have",
     "sorry", "not support", "unsupported", "无法", "不能", "没有", "抱歉", "不支持", "查不到", "暂无",
@@ -53,12 +55,14 @@ _COULD_NOT = (
 _MARK = "[not from a tool:"
 
 
-def tools() -> Toolbox:
+def tools(which: str) -> Toolbox:
+    """The tools of one example file (``weather``, ``expenses``), or of both (``all``)."""
     sys.path.insert(0, str(ROOT / "examples"))
     from expenses import calc, fx
     from weather import get_weather
 
-    return Toolbox([get_weather, fx, calc])
+    files = {"weather": [get_weather], "expenses": [fx, calc]}
+    return Toolbox(files[which] if which in files else [get_weather, fx, calc])
 
 
 def numbers(text: str) -> list[tuple[float, int]]:
@@ -104,10 +108,12 @@ class Extras(Hook):
         return response
 
 
-async def ask(model: Any, q: dict[str, Any], mode: str, settings: Settings) -> dict[str, Any]:
+async def ask(model: Any, q: dict[str, Any], mode: str, settings: Settings, toolset: str) -> dict[str, Any]:
     extras = Extras()
     options: dict[str, Any] = {"mode": "code"} if mode == "code" else {}
-    agent = Agent(model=model, tools=tools(), hooks=[extras], max_steps=8, settings=settings, **options)
+    agent = Agent(
+        model=model, tools=tools(toolset or q["tools"]), hooks=[extras], max_steps=8, settings=settings, **options
+    )
     started = time.perf_counter()
     try:
         result = await agent.arun(q["question"])
@@ -167,6 +173,7 @@ async def main() -> None:
     parser.add_argument("--k", type=int, default=1, help="answers per question (sampled when --temperature > 0)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--ids", help="comma-separated question ids (default: all)")
+    parser.add_argument("--all-tools", action="store_true", help="offer all three tools to every question")
     parser.add_argument("--no-check", action="store_true", help="local model: switch its figure check off")
     args = parser.parse_args()
     if args.mode == "code" and "mode" not in {f.name for f in dataclasses.fields(Agent)}:
@@ -182,12 +189,15 @@ async def main() -> None:
     model = resolve_model(args.model)
     if args.no_check:
         model = dataclasses.replace(model, check_figures=False)  # type: ignore[type-var]
-    print(f"# {args.model} mode={args.mode} k={args.k} temperature={args.temperature} load={os.getloadavg()[0]:.1f}")
+    tools_ = "all" if args.all_tools else "per question"
+    print(
+        f"# {args.model} mode={args.mode} k={args.k} t={args.temperature} tools={tools_} load={os.getloadavg()[0]:.1f}"
+    )
     rows = []
     for trial in range(args.k):
         settings = Settings(temperature=args.temperature, extra={"seed": trial + 1} if args.temperature else {})
         for q in questions:
-            row = await ask(model, q, args.mode, settings) | {"trial": trial}
+            row = await ask(model, q, args.mode, settings, "all" if args.all_tools else "") | {"trial": trial}
             rows.append(row)
             print(json.dumps(row, ensure_ascii=False), flush=True)
     print(json.dumps(summary(rows), ensure_ascii=False))

@@ -35,7 +35,8 @@ __all__ = [
     "unused",
 ]
 
-_NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+# ASCII boundaries: Python's \w includes CJK characters, so "是22度" hid its 22 from a \w-bounded pattern.
+_NUMBER = re.compile(r"(?<![0-9A-Za-z_.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])")
 
 
 def _numbers(text: str) -> Iterable[tuple[str, float, int]]:
