@@ -62,3 +62,8 @@ def test_the_gate_passes_the_text_before_the_first_figure_and_holds_the_rest() -
     shown = [gate.let(piece) for piece in ("The total ", "is 3,0", "02.6 CNY", " in all.")]
     assert shown == ["The total ", "is ", "", ""]
     assert [FigureGate(on=False).let(p) for p in ("is 3,0", "02.6")] == ["is 3,0", "02.6"]
+
+
+def test_a_figure_between_chinese_characters_is_read() -> None:
+    # Python's \w matches CJK characters: a \w-bounded pattern saw no number in 是22度 (a run of issue 37's questions)
+    assert ungrounded("哈尔滨现在是22度。", [Message.user("哈尔滨现在几度？")]) == ["22"]
