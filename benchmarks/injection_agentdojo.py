@@ -21,7 +21,10 @@ Models (none of them a neural network):
   undefended attack success says how capable the stand-in is on text nobody on the team wrote.
   Measured (``--models oracle,gullible --defences none``, outside material): v1.2, tool-call attacks
   banking 143/144, slack 105/105, travel 118/120, workspace 543/560, 909/929 in all, the oracle's
-  figure in every suite; v1: 597/609, the oracle's (before issue 30: 232/609 on v1).
+  figure in every suite; v1: 597/609, the oracle's (before issue 30: 232/609 on v1). ``--output yaml``
+  shows the results as AgentDojo's own pipeline does (its ``tool_result_to_str``): the same 909/929 in
+  every suite (issue 36; before, banking 103/144, slack 66/105, travel 50/120, and workspace raised a
+  KeyError in the prose reader).
 
 Defences: none; the gate with no rules and no human; the gate with this file's rules and no human; the
 same with an attentive approver (it approves exactly the calls of the user task's ground truth).
@@ -254,7 +257,7 @@ def toolbox(suite: Any, env: Any) -> Toolbox:
             result, error = runtime.run_function(env, _name, arguments)
             if error is not None:
                 raise RuntimeError(error)
-            return _as_json(result)
+            return OUTPUT[0](result)
 
         effects = "read_only" if name.startswith(READS) and name not in EFFECTS else EFFECTS.get(name, "side_effect")
         tool = Tool.from_schema(
@@ -270,6 +273,13 @@ def toolbox(suite: Any, env: Any) -> Toolbox:
     return Toolbox(tools)
 
 
+def _as_yaml(value: Any) -> str:
+    """A result as AgentDojo's own pipeline shows it to a model (its ``tool_result_to_str``: YAML)."""
+    from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+
+    return tool_result_to_str(value)
+
+
 def _as_json(value: Any) -> str:
     def plain(item: Any) -> Any:
         dump = getattr(item, "model_dump", None)
@@ -279,6 +289,10 @@ def _as_json(value: Any) -> str:
         return value
     data = [plain(v) for v in value] if isinstance(value, list) else plain(value)
     return json.dumps(data, ensure_ascii=False, default=str)
+
+
+OUTPUT: list[Callable[[Any], str]] = [_as_json]
+"""How a tool's result is written for the model (``--output``): set once, before the suites run."""
 
 
 # --- plans for the goals AgentDojo gives no ground truth for: this file's reading of each goal -----
@@ -592,7 +606,14 @@ def main() -> None:
     parser.add_argument("--suites", default="banking,slack,travel,workspace")
     parser.add_argument("--models", default="oracle,gullible")
     parser.add_argument("--defences", default="none,gate, no rules,gate+nohuman,gate+approver".replace(", ", "|"))
+    parser.add_argument(
+        "--output",
+        choices=("json", "yaml"),
+        default="json",
+        help="how tool results are shown to the model: JSON, or YAML as AgentDojo's own pipeline shows them",
+    )
     args = parser.parse_args()
+    OUTPUT[0] = _as_yaml if args.output == "yaml" else _as_json
     started = time.perf_counter()
     defences = [d.replace("|", ", ") for d in args.defences.split(",")]
     asyncio.run(measure(args.version, args.suites.split(","), defences, args.models.split(",")))

@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 
 from toolslip import Agent, ConfigError, Message, ModelResponse, Request
 from toolslip.cli.files import load_tools_file
+from toolslip.core.errors import InvalidValue
 from toolslip.evals import Outcome, Suite, Task, evaluate
 from toolslip.evals.models import ReferenceModel
 from toolslip.formats import get_format
@@ -218,6 +219,11 @@ def test_types_that_cannot_be_an_answer_fail_when_the_agent_is_made() -> None:
         Agent(model=ScriptedModel([]), output_type={"type": "objekt"}, output_mode="tool")
     with pytest.raises(ConfigError, match="output_mode must be one of"):
         Agent(model=ScriptedModel([]), output_type=Point, output_mode="json")  # type: ignore[arg-type]
+    # A tool is not a type (a traceback inside pydantic before), and a dict of data is no schema: with no
+    # schema keyword, jsonschema accepted it as a schema that fits anything, and the run answered null.
+    for not_a_type in (list(TOOLS)[0], {"USD": 7.18, "JPY": 0.047}):
+        with pytest.raises(InvalidValue, match="output_type must be a type"):
+            Agent(model=ScriptedModel([]), output_type=not_a_type, output_mode="tool")  # type: ignore[arg-type]
 
 
 class Opaque:

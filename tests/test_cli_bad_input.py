@@ -175,3 +175,32 @@ def test_check_fix_repairs_a_body_without_model(body, fmt):
     assert isinstance(report.fixed, dict)
     assert "model" not in report.fixed  # the rest of the body is left as given
     assert check(report.fixed, report.format).ok
+
+
+CHAT_TOOLS = [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}}]
+CHAT_BODY = {
+    "model": "m",
+    "messages": [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "r"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("data", "wrong"), [(CHAT_TOOLS, "anthropic"), (CHAT_BODY, "anthropic"), (CHAT_BODY, "bedrock")]
+)
+def test_convert_from_the_wrong_format_names_the_likely_one(tmp_path, capsys, data, wrong):
+    """It said "anthropic tool declaration 'function' cannot be expressed..." of OpenAI Chat tools."""
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(data))
+    err = _error(capsys, ["convert", str(path), "--from", wrong, "--to", "gemini"])
+    assert err.startswith(
+        f"toolslip convert: this looks like openai-chat data, not {wrong}: give openai-chat as its format "
+        f"(--from openai-chat); read as {wrong}: "
+    )
+    assert main(["convert", str(path), "--from", "openai-chat", "--to", "gemini"]) == 0  # the guess reads it

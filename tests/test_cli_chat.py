@@ -135,3 +135,50 @@ def test_a_session_survives_ctrl_c_and_a_kill(tmp_path: Path) -> None:
     again.close()
     assert again.exitstatus == 0
     assert (tmp_path / "sent.log").read_text().splitlines() == ["alice", "bob,"]  # nothing sent twice
+
+
+COUNTED = """
+from pathlib import Path
+
+from toolslip import Message, ModelResponse, ProviderError, Usage
+from toolslip.testing import FunctionModel
+
+
+def _answer(request):
+    asked = [m.text for m in request.messages if m.role == "user"]
+    if asked[-1] == "fail once" and not Path("failed").exists():
+        Path("failed").touch()
+        raise ProviderError("openai answered 503 Service Unavailable: overloaded", status=503, retryable=True)
+    # Every answer reports 600 tokens, as a provider would: the session's budget is counted from these.
+    message = Message.assistant(f"You asked {asked}.")
+    return ModelResponse(message=message, stop_reason="end_turn", usage=Usage(input_tokens=500, output_tokens=100))
+
+
+MODEL = FunctionModel(_answer, name="counted")
+"""
+
+
+def test_a_session_survives_a_provider_error_and_keeps_a_budget_for_all_its_turns(tmp_path: Path) -> None:
+    """A 503 ended the whole session (exit 1), and --max-tokens-total capped each turn, not the session."""
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "model.py").write_text(COUNTED)
+    chat = _spawn(tmp_path, "tools.py", "--model", "model.py:MODEL", "--max-tokens-total", "1000")
+    _ask(chat, "hello")
+    chat.expect_exact("You asked ['hello'].")
+    _ask(chat, "fail once")
+    chat.expect_exact("[error: openai answered 503 Service Unavailable: overloaded]")
+    chat.expect_exact("[the conversation is kept: /retry asks again, or go on]")
+    _ask(chat, "/retry")  # the question is asked once: the model sees it from the recorded history
+    chat.expect_exact("You asked ['hello', 'fail once'].")
+    chat.expect_exact("[stop: completed after 1 model call")
+    _ask(chat, "and now?")  # 1,200 of the session's 1,000 tokens are used: nothing is sent
+    chat.expect_exact("[the session's budget is spent: total tokens 1200 of 1000; nothing was sent. /exit leaves]")
+    _ask(chat, "/exit")
+    chat.expect(pexpect.EOF)
+    chat.close()
+    assert chat.exitstatus == 0
+
+    again = _spawn(tmp_path, "--continue")  # the model is the continued run's, and the line says so
+    again.expect(r"model: counted \(the model of run [0-9a-f]{32}, which this continues\)")
+    _ask(again, "/exit")
+    again.expect(pexpect.EOF)

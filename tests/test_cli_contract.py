@@ -81,6 +81,13 @@ USAGE_ERRORS = [
     (["runs", "--prune"], "--prune needs --before DATE"),
     (["runs", "--prune", "--before", "someday"], "--before 'someday' is not a date"),
     (["serve", "--model", "scripted:weathr"], "no scripted demo 'weathr'"),
+    # --output-schema names no type, and lint's --disable names no rule (issue 36): exit 1 before
+    (["run", EXPENSES, "q", "--output-schema", f"{EXPENSES}:calc"], "calc is a tool, not a type; types defined"),
+    (["run", EXPENSES, "q", "--output-schema", f"{EXPENSES}:EXCHANGE"], "EXCHANGE is a dict, not a type"),
+    (["run", EXPENSES, "q", "--output-schema", EXPENSES], "name the type after the file, e.g. examples/expenses"),
+    (["lint", EXPENSES, "--disable", "nosuchrule"], "unknown lint rule 'nosuchrule'; rules are: name-invalid"),
+    (["lint", EXPENSES, "--disable", "nosuch:overlap"], "disable 'nosuch:overlap': no tool of that name"),
+    (["lint", "--output-schema", f"{EXPENSES}:Expense", "--disable", "nosuchrule"], "unknown lint rule 'nosuchrule'"),
 ]
 
 
@@ -114,6 +121,16 @@ async def test_every_usage_error_exits_2_with_one_sentence(tmp_path: Path) -> No
             wrong.append(f"{argv}: exit {code}, stderr {err!r}")
     assert wrong == [], "\n".join(wrong)
     assert not any(tmp_path.iterdir())  # nothing ran: no journal was created  # noqa: ASYNC240
+
+
+def test_the_readme_names_every_exit_code() -> None:
+    from toolslip import cli
+
+    readme = (ROOT / "README.md").read_text()
+    said = " ".join(readme.split("Exit codes: ", 1)[1].split("`toolslip --version`", 1)[0].split())
+    codes = {getattr(cli, name) for name in dir(cli) if name.startswith("EXIT_")}
+    assert codes == {0, 1, 2, 3, 4, 130, 141}
+    assert [code for code in sorted(codes) if f"{code} " not in said] == [], said  # 130 was missing
 
 
 def test_help_and_version() -> None:

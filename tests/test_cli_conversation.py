@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -72,6 +74,32 @@ def test_continue_asks_a_follow_up_with_the_whole_transcript(capsys: pytest.Capt
     # a named run, and its tools file and model come from the journal
     assert main(["run", "--continue", first, "once more?"]) == 0
     assert "model: scripted:expenses" in capsys.readouterr().out
+
+
+def test_show_prints_the_calls_and_results_of_the_earlier_turns(capsys: pytest.CaptureFixture[str]) -> None:
+    """The start entry of a follow-up holds the earlier turns; their calls and results printed as empty
+    ``assistant:`` and ``tool:`` lines."""
+    assert main(["run", EXPENSES, "320 USD in CNY?", "--model", "scripted:expenses"]) == 0
+    capsys.readouterr()
+    assert main(["run", "-c", "and for 3 people?", "--model", "scripted:expenses"]) == 0
+    assert main(["show", _run_id(capsys.readouterr().out)]) == 0
+    start = capsys.readouterr().out.split("\n[", 2)[0].splitlines()[1:]  # the start entry's history
+    assert start[0] == "  user: 320 USD in CNY?"
+    assert start[1].startswith("  assistant: call ") and start[1].endswith(' fx {"amount": 320, "currency": "USD"}')
+    assert start[2].startswith("  tool: ") and start[2].endswith(" fx") and start[3] == "    320 USD = 2297.6 CNY"
+    assert not [line for line in start if line.rstrip() in ("assistant:", "tool:")]
+
+
+def test_a_follow_up_of_an_mcp_run_gets_the_same_servers(capsys: pytest.CaptureFixture[str]) -> None:
+    """``run -c`` after a run whose tools came from ``--mcp`` exited 2, "no tools"; it asks with the same servers."""
+    server = f"{shlex.quote(sys.executable)} -m toolslip.cli mcp-serve {shlex.quote(EXPENSES)}"
+    question = "320 USD and 15000 JPY, split 4 ways?"
+    assert main(["run", "--mcp", server, question, "--model", "scripted:expenses", "--no-stream"]) == 0
+    first = _run_id(capsys.readouterr().out)
+    assert main(["run", "-c", "and for 3 people?"]) == 0
+    out = capsys.readouterr().out
+    assert f"continuing run {first}" in out and "[step 1] fx(" in out  # the servers' tools ran again
+    assert f"model: scripted:expenses (the model of run {first}, which this continues" in out
 
 
 def test_continue_needs_an_earlier_run_and_the_journal(capsys: pytest.CaptureFixture[str]) -> None:

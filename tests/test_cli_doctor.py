@@ -10,12 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from toolslip.providers import BASE_URL_VARIABLES
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def doctor(**env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "TOOLSLIP_MODEL"}
-    clean = {k: v for k, v in clean.items() if k not in ("TOOLSLIP_CACHE", "OPENAI_BASE_URL")}
+    clean = {k: v for k, v in clean.items() if k not in ("TOOLSLIP_CACHE", *BASE_URL_VARIABLES)}
     return subprocess.run(
         [sys.executable, "-m", "toolslip.cli", "doctor"],
         capture_output=True,
@@ -87,3 +89,17 @@ def test_a_journal_that_cannot_be_opened_is_broken_with_its_fix(tmp_path: Path) 
     assert done.returncode == 1
     assert "BROKEN: the run journal" in line(done.stdout, "journal") and "is damaged" in done.stdout
     assert "fix: " in done.stdout and "mv " in done.stdout.splitlines()[-1]
+
+
+def test_a_base_url_every_run_would_refuse_is_broken(tmp_path: Path) -> None:
+    """It said "ok" while every run failed with "not an http(s) URL": the URLs are read as the transports read them."""
+    done = doctor(TOOLSLIP_HOME=str(tmp_path), OPENAI_API_KEY="sk-test", OPENAI_BASE_URL="127.0.0.1:9/v1")
+    assert done.returncode == 1, done.stdout
+    said = "OPENAI_BASE_URL '127.0.0.1:9/v1' is not an http(s) URL with a host; write it with its scheme"
+    assert line(done.stdout, "base URL").startswith(f"base URL:    BROKEN: {said}")
+    assert done.stdout.splitlines()[-1].endswith(
+        "export OPENAI_BASE_URL=http://HOST:PORT/PATH, or unset OPENAI_BASE_URL"
+    )
+    fine = doctor(TOOLSLIP_HOME=str(tmp_path), OLLAMA_HOST="127.0.0.1", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    assert "ANTHROPIC_BASE_URL=http://127.0.0.1:9" in line(fine.stdout, "base URLs")  # Ollama's bare host is fine
+    assert "OLLAMA_HOST=127.0.0.1" in line(fine.stdout, "base URLs")

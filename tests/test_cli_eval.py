@@ -1,6 +1,7 @@
 """``toolslip eval``, ``eval-report`` and ``eval-compare`` as a user runs them."""
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -31,6 +32,33 @@ def test_eval_writes_results_a_table_and_a_report(tmp_path: Path, capsys: pytest
     assert main(["eval", EXAMPLE, "--model", "reference", "-k", "4", "--out", str(out), "--resume"]) == 0
     assert len(read_results(out)) == 30 + 5
     capsys.readouterr()
+
+
+def test_the_report_says_how_the_results_were_made_and_keeps_the_suites_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It had no date, version, command line or settings, and its rows came in the order trials finished."""
+    out, html = tmp_path / "r.jsonl", tmp_path / "r.html"
+    argv = ["eval", EXAMPLE, "--model", "reference", "-k", "2", "--seed", "7", "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    lines = out.read_text().splitlines()
+    lines[1:] = lines[:0:-1]  # the trials as if they had finished in the opposite order
+    out.write_text("\n".join(lines) + "\n")
+    assert main(["eval-report", str(out), "--html", str(html)]) == 0
+    table = capsys.readouterr().out
+    page = html.read_text()
+    run = json.loads(lines[0])
+    assert run["type"] == "run" and run["command"] == ["toolslip", *argv] and run["models"] == ["reference"]
+    assert re.search(r"Run of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: toolslip \S+ on Python 3", page)
+    assert f"<code>toolslip eval {EXAMPLE} --model reference -k 2 --seed 7 --out {out}</code>" in page
+    assert "k 2, seed 7, retries 2, max_steps 6 · sampling: each provider&#x27;s defaults" in page
+    from toolslip.evals import load_suite
+
+    order = [task.id for task in load_suite(EXAMPLE).tasks]
+    assert re.findall(r"<tr><th>([^<(]+) \(\d/\d\)</th>", page) == order  # the grid's rows
+    listed = [line.split()[0] for line in table.splitlines() if line.split() and line.split()[0] in order]
+    assert listed == order  # the terminal table too
 
 
 def test_report_and_compare_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

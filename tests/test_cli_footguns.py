@@ -55,6 +55,8 @@ def test_approve_yes_never_answers_the_gate(tmp_path: Path) -> None:
     done = run(tmp_path, "Any news?", "models.py:injected", "--gate", "--approve", "yes")
     assert "MONEY SENT" not in done.stdout, done.stdout
     assert "denied by taint-gate" in done.stdout  # asked of no one (no terminal), so denied, not approved
+    # and the stop line says so, as it counts a user's refusals (it read "completed after ..., 2 tool calls")
+    assert "[stop: completed after 3 model calls, 2 tool calls, 1 denied; run " in done.stdout, done.stdout
     plain = run(tmp_path, "Any news?", "models.py:injected", "--approve", "yes")
     assert "MONEY SENT" in plain.stdout  # without the gate, --approve yes approves side effects as it says
 

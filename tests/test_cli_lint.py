@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from toolslip.cli import EXIT_ERROR, EXIT_OK, main
+from toolslip.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, main
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOATED = str(ROOT / "tests" / "data" / "orders_bloated.json")
@@ -72,7 +72,7 @@ def test_bad_input_is_one_clear_sentence(
 
 
 def test_unknown_rule_and_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["lint", CLEAN, "--disable", "typo-rule"]) == EXIT_ERROR
+    assert main(["lint", CLEAN, "--disable", "typo-rule"]) == EXIT_USAGE  # bad usage, as the README says
     assert "unknown lint rule 'typo-rule'" in capsys.readouterr().err
     assert main(["lint", "missing.json"]) == EXIT_ERROR
     assert "does not exist" in capsys.readouterr().err

@@ -19,6 +19,7 @@ from toolslip.evals import (
     summarize,
     summary_table,
 )
+from toolslip.evals.about import read_runs
 
 SUITE = load_suite(str(Path(__file__).parents[1] / "examples" / "suite_expenses.py"))
 
@@ -100,12 +101,13 @@ def test_resume_runs_only_what_is_missing_and_extends(tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
     model = FlakyModel(0.7, provider_error_rate=0.2)
     first = asyncio.run(evaluate(SUITE, [model], k=3, out=out, retries=0))
-    assert len(out.read_text().splitlines()) == len(first)
+    assert len(out.read_text().splitlines()) == 1 + len(first)  # the run line, then one line per trial
     with pytest.raises(ConfigError, match="already exists; pass --resume"):
         asyncio.run(evaluate(SUITE, [model], k=3, out=out))
     extended = asyncio.run(evaluate(SUITE, [model], k=5, out=out, resume=True, retries=3))
-    lines = out.read_text().splitlines()
+    lines = [line for line in out.read_text().splitlines() if not line.startswith('{"type": "run"')]
     assert lines[: len(first)] == [json.dumps(r.to_dict(), ensure_ascii=False) for r in first]  # kept as is
+    assert [run["k"] for run in read_runs(out)] == [3, 5]  # each run says how it was made
     assert read_results(out) == extended
     (summary,) = summarize(extended)
     assert [t.n for t in summary.tasks] == [5] * len(SUITE.tasks)

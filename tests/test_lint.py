@@ -51,9 +51,30 @@ def test_overlap_needs_a_signpost_on_one_side() -> None:
     b = spec("query_orders", "Query the orders of a user by keyword. No match returns an empty list.")
     findings = [f for f in lint([a, b], cost=False).findings if f.rule == "overlap"]
     assert [(f.tool, f.other, f.severity) for f in findings] == [("search_orders", "query_orders", "error")]
-    assert "query_orders instead" in findings[0].suggestion
+    # the signpost is a sentence made from the neighbour's description (it read "for Query the orders of a
+    # user by keyword., use query_orders instead")
+    assert 'write "To query the orders of a user by keyword, use query_orders instead.", and the reverse in' in (
+        findings[0].suggestion
+    )
     signposted = spec("query_orders", b.description + " If you have an order id, use search_orders instead.")
     assert "overlap" not in rules(a, signposted)
+
+
+@pytest.mark.parametrize(
+    ("description", "sentence"),
+    [
+        ("Query orders by status and date.", "To query orders by status and date, use x instead."),
+        ("Returns the orders of a user.", "To return the orders of a user, use x instead."),
+        ("Fetches one order", "To fetch one order, use x instead."),
+        ("The orders of a user, newest first. Empty is [].", "For the orders of a user, newest first, use x instead."),
+        ("API keys of the account.", "For API keys of the account, use x instead."),
+        ("查询订单", "For 查询订单, use x instead."),
+    ],
+)
+def test_the_signpost_is_a_sentence(description: str, sentence: str) -> None:
+    from toolslip.quality.lint_rules import signpost
+
+    assert signpost(description, "x") == sentence
 
 
 def test_no_usage_boundary_when_only_one_of_two_alike_tools_signposts() -> None:

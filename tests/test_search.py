@@ -8,6 +8,7 @@ import pytest
 
 from toolslip import Agent, Tool, Toolbox, ToolSearch, ToolSpec, tool
 from toolslip.errors import ConfigError, ToolDefinitionError
+from toolslip.quality.search import DEFAULT_FLOOR
 from toolslip.search import ToolIndex, terms
 from toolslip.testing import ScriptedModel, call
 
@@ -207,3 +208,37 @@ def test_bfcl_recall_at_5() -> None:
         ToolIndex(pool, analyzer=tool_search.plain_words, weights=tool_search.PLAIN_WEIGHTS, expand=False), queries
     )
     assert shipped["R@5"] >= 0.97 > baseline["R@5"]
+
+
+# Six overlapping order tools as a new user wrote them: every one names "order".
+ORDER_TOOLS = [
+    ToolSpec(name=name, description=description, parameters={"type": "object", "properties": properties})
+    for name, description, properties in [
+        ("search_orders", "Search orders by keyword.", {"keyword": {"type": "string"}}),
+        ("query_orders", "Query orders by status and date.", {"status": {"type": "string", "description": "paid, "
+         "shipped or cancelled"}, "date": {"type": "string"}}),
+        ("find_order", "Find an order.", {"order_id": {"type": "string"}}),
+        ("get_order_list", "Get the list of a user's orders.", {"user_id": {"type": "string"}, "status": {
+         "type": "string", "description": "paid, shipped or cancelled"}}),
+        ("list_user_orders", "List the orders of a user.", {"phone": {"type": "string"}}),
+        ("cancel_order", "Cancel an order.", {"order_id": {"type": "string"}}),
+    ]
+]  # fmt: skip
+
+
+def test_the_verb_counts_when_every_tool_shares_the_object() -> None:
+    """ "show me order A-1" scored every tool 0.09, under the floor ("no tool fits"): a word all six share
+    weighed almost nothing, and "show" met no word. The reads fit, the cancel does not; "cancel order A-2"
+    offers the cancel first, far ahead."""
+    index = ToolIndex(ORDER_TOOLS)
+    shown = index.search("show me order A-1", 6, floor=DEFAULT_FLOOR)
+    assert {h.name for h in shown} == {
+        "search_orders",
+        "query_orders",
+        "find_order",
+        "get_order_list",
+        "list_user_orders",
+    }
+    cancel = index.search("cancel order A-2", 6, floor=DEFAULT_FLOOR)
+    assert cancel[0].name == "cancel_order" and cancel[0].score > 2 * cancel[1].score
+    assert index.search("bus times in Madrid", 6, floor=DEFAULT_FLOOR) == []

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .guard.policy import TaintGate
     from .guard.secrets import SecretGuard
     from .guard.spotlight import Spotlight
+    from .providers.fallback import FallbackModel
     from .quality.search import ToolIndex, ToolSearch
 
 from . import _moved
@@ -78,6 +79,7 @@ _LAZY: dict[str, str] = {
     "Decision": "durable.approval",
     "Dedup": "durable.dedup",
     "Effect": "core.effects",
+    "FallbackModel": "providers.fallback",
     "FormatError": "core.errors",
     "Hook": "agent.hooks",
     "Image": "core.messages",

@@ -33,12 +33,12 @@ from typing import Any, Generic, Literal, TypeAlias, get_args
 
 from typing_extensions import TypeVar
 
-from ..core.errors import ConfigError
+from ..core.errors import ConfigError, InvalidValue
 from ..core.messages import Message, ModelResponse, OutputSchema, ToolCall, ToolResult, ToolSpec
 from ..formats.structured import FINAL_TOOL, drop_strict_nulls, native_field, strict_schema
 from .schemas import clean_schema, validation_problems
 
-__all__ = ["FINAL_TOOL", "MODES", "Answer", "OutputMode", "OutputType", "Verdict", "choose_mode"]
+__all__ = ["FINAL_TOOL", "MODES", "Answer", "OutputMode", "OutputType", "Verdict", "choose_mode", "is_answer_type"]
 
 OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
 MODES: tuple[OutputMode, ...] = get_args(OutputMode)
@@ -49,6 +49,24 @@ OutputType: TypeAlias = type[T] | UnionType | Mapping[str, Any]
 """What ``output_type`` takes: a type (its value is ``RunResult.data``'s type), a union of types, or a JSON
 Schema dict (the last two give ``data`` the type ``Any``)."""
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+_SCHEMA_WORDS = frozenset(
+    "type properties items required enum const anyOf oneOf allOf not $ref $defs definitions additionalProperties "
+    "prefixItems pattern format minimum maximum title description".split()
+)
+"""Keywords of which a JSON Schema has at least one; a dict with none (``{"USD": 7.18}``) is data, which
+``jsonschema`` would take as a schema that accepts anything."""
+
+
+def is_answer_type(value: object) -> bool:
+    """Whether ``value`` can be an answer's type: a class, a typing form (``A | B``, ``list[A]``,
+    ``Annotated[...]``, ``Literal[...]``), or a JSON Schema dict (empty, or with a schema keyword)."""
+    import typing
+
+    if isinstance(value, Mapping):
+        return not value or any(key in _SCHEMA_WORDS for key in value)
+    return isinstance(value, type | UnionType) or typing.get_origin(value) is not None
 
 
 def choose_mode(model: object, asked: OutputMode | None) -> OutputMode:
@@ -92,6 +110,11 @@ class Answer(Generic[T]):
         self.mode = mode
         self._adapter: Any = None
         self._checker: Any = None
+        if not is_answer_type(output_type):  # a tool object, a dict of data: a schema that fits anything, or a crash
+            raise InvalidValue(
+                f"output_type must be a type (a pydantic model, dataclass, TypedDict...), a union of types or a "
+                f"JSON Schema dict, not {type(output_type).__name__} {str(output_type)[:60]}"
+            )
         if isinstance(output_type, Mapping):
             try:
                 import jsonschema

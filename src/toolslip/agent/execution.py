@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ..core.errors import ToolError
+from ._exits import exits_raise
 
 __all__ = [
     "ChildDied",
@@ -171,7 +172,7 @@ async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T
     if loop is not _signals.loop:
         _signals.wake(loop)
     future: asyncio.Future[T] = loop.create_future()
-    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    call = functools.partial(contextvars.copy_context().run, exits_raise(fn), *args, **kwargs)
     _workers.submit(_Job(loop, future, call))
     return await future
 

@@ -29,7 +29,8 @@ class Limits:
     :class:`~toolslip.Agent` (``limits=``) or to one run (``agent.run(prompt, limits=...)``)."""
 
     input_tokens: int | None = None
-    """Input tokens over all model calls (each call re-reads the transcript, so this grows fastest)."""
+    """Input tokens over all model calls (each call re-reads the transcript, so this grows fastest), those read
+    from or written to the prompt cache included."""
     output_tokens: int | None = None
     total_tokens: int | None = None
     """Input plus output tokens."""
@@ -88,11 +89,14 @@ class Budget:
 
     def _over(self, used: Usage, how: str) -> RunStopReason | None:
         limits = self.limits
-        if limits.input_tokens is not None and used.input_tokens > limits.input_tokens:
+        # Tokens read from or written to the prompt cache are input too (billed at their own rate, which the
+        # cost limit prices): a token budget counts them, or caching would make a run look smaller than it is.
+        given = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
+        if limits.input_tokens is not None and given > limits.input_tokens:
             return self._stop("max_input_tokens", f"{limits.input_tokens} input tokens", how)
         if limits.output_tokens is not None and used.output_tokens > limits.output_tokens:
             return self._stop("max_output_tokens", f"{limits.output_tokens} output tokens", how)
-        total = used.input_tokens + used.output_tokens
+        total = given + used.output_tokens
         if limits.total_tokens is not None and total > limits.total_tokens:
             return self._stop("max_total_tokens", f"{limits.total_tokens} tokens", how)
         if limits.cost is not None:

@@ -20,15 +20,17 @@ from typing import Any, Generic, TypeAlias
 from ..core.errors import ConfigError
 from ..core.events import Event, ModelCalled, ModelResponded, RunFinished, ToolFinished, ToolStarted
 from ..core.messages import Message, ModelResponse, Request, ServerTool, Settings, ToolCall, ToolResult
-from ..core.model import Model
+from ..core.model import CURRENT_RUN, Model
 from ..core.result import DataT, RunResult, RunStopReason
 from ..core.streaming import collect
 from ._sync import run_sync
 from .answers import Answer, OutputMode, OutputType, Verdict, choose_mode
 from .calls import execute_call, not_executed, truncate_output
+from .history import HistoryProcessor
 from .hooks import Hook, RunContext, ToolAnswer
 from .limits import Budget, Limits
 from .tools import Toolbox, ToolLike, as_toolbox
+from .toolsets import PrepareTools, with_sending_hooks
 
 __all__ = ["Agent", "RunResult", "RunStopReason", "arun", "run"]
 
@@ -72,6 +74,10 @@ class Agent(Generic[DataT]):
     ``None`` picks the model's default."""
     output_retries: int = 1
     """How many times an answer that does not fit goes back to the model before the run stops."""
+    history_processors: Sequence[HistoryProcessor] = ()
+    """Run over what each request sends, to fit the window (:mod:`toolslip.agent.history`)."""
+    prepare_tools: PrepareTools | None = None
+    """``fn(ctx, tools) -> tools``: the tools each step offers (:mod:`toolslip.agent.toolsets`)."""
     _answer: Answer[DataT] | None = field(default=None, init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _semaphore_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
@@ -86,6 +92,7 @@ class Agent(Generic[DataT]):
             )
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        self.hooks = with_sending_hooks(self.hooks, self.history_processors, self.prepare_tools, self.tools)
         if self.stream and not callable(getattr(self.model, "stream", None)):
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
         for hook in self.hooks:
@@ -125,12 +132,15 @@ class Agent(Generic[DataT]):
             deps=deps,
         )
         budget = Budget(limits or self.limits, self.model.name)
+        reporting = CURRENT_RUN.set(ctx)
         try:
             return await self._loop(ctx, budget)
         except BaseException as exc:  # hooks close what they opened (trace spans) before it propagates
             for hook in self.hooks:
                 await hook.on_error(ctx, exc)
             raise
+        finally:
+            CURRENT_RUN.reset(reporting)
 
     def run(self, prompt: str | Sequence[Message], **kwargs: object) -> RunResult[DataT]:
         """Synchronous :meth:`arun` for scripts without a running event loop.

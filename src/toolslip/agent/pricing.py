@@ -41,8 +41,12 @@ def cost(model: str, usage: Usage, *, required: bool = False) -> float | None:
     """US dollars ``usage`` costs on ``model`` (a model string such as ``openai:gpt-4o-mini``).
 
     ``None`` when the price is unknown; with ``required`` that is a :class:`ConfigError` saying why
-    (a budget in dollars cannot be kept without a price).
+    (a budget in dollars cannot be kept without a price). A fallback chain (``a,b,c``) costs what its
+    dearest model would charge: its steps may be answered by any of them, and a budget must not be passed.
     """
+    if "," in model:
+        prices = [cost(part.strip(), usage, required=required) for part in model.split(",")]
+        return None if None in prices else max(p for p in prices if p is not None)
     provider, _, name = model.partition(":")
     if provider in _FREE:
         return 0.0

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 from ..core.effects import CONSERVATIVE, Effect, EffectsLike, is_read_only, is_side_effecting, parse_effects
 from ..core.errors import ToolDefinitionError, ToolError
 from ..core.messages import Text, ToolSpec
+from ._exits import ExitCalled
 from .context import RunContext
 from .docstrings import parse_docstring
 from .execution import Isolation, isolation_problem, run_tool_function
@@ -73,6 +74,9 @@ class Tool:
     takes_context: bool = False
     """Whether ``fn``'s first parameter is the run context (:mod:`toolslip.agent.context`), passed before the
     model's arguments; ``@tool`` sees it in the annotation."""
+    prepare: Callable[..., Any] | None = field(default=None, repr=False)
+    """``prepare(ctx, tool) -> Tool | None`` (sync or async), asked before each step: offer the tool as is,
+    changed (a narrower schema, another description) or not at all (:mod:`toolslip.agent.toolsets`)."""
 
     inline: bool = field(init=False, repr=False)
     """Whether a call runs right on the event loop (a plain ``def`` with ``isolate="none"``): it never
@@ -253,8 +257,9 @@ class Tool:
         except SystemExit as exc:
             # Caught here, inside the call's own task: asyncio re-raises a SystemExit that leaves a task out
             # of the event loop, and the whole command then exited with the tool's status, saying nothing.
+            how = "os._exit" if isinstance(exc, ExitCalled) else "sys.exit"  # os._exit: see agent/_exits.py
             raise ToolError(
-                f"{self.name} called sys.exit({exc.code!r}) instead of returning; nothing it returned was kept"
+                f"{self.name} called {how}({exc.code!r}) instead of returning; nothing it returned was kept"
             ) from None
 
 
@@ -279,6 +284,7 @@ def tool(
     strict: bool | None = None,
     isolate: Isolation = "thread",
     dedup: bool | None = None,
+    prepare: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -297,6 +303,7 @@ def tool(
     strict: bool | None = None,
     isolate: Isolation = "thread",
     dedup: bool | None = None,
+    prepare: Callable[..., Any] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a :class:`Tool`; usable bare (``@tool``) or with options.
 
@@ -304,7 +311,8 @@ def tool(
     ``:param:`` section or from ``Annotated[..., Field(description=...)]``. Parameters without a default
     are required. ``isolate="process"`` runs a sync function in a child process that a timeout or
     Ctrl-C kills, ``isolate="none"`` runs a short one on the event loop (no thread hop); ``dedup=False``
-    lets identical calls run each time (two coffees are two orders).
+    lets identical calls run each time (two coffees are two orders); ``prepare`` decides per step whether and
+    how the tool is offered.
     """
 
     def build(f: Callable[..., Any]) -> Tool:
@@ -333,6 +341,7 @@ def tool(
             isolate=isolate,
             dedup=dedup,
             takes_context=wants_context,
+            prepare=prepare,
         )
 
     return build(fn) if fn is not None else build

@@ -3,7 +3,8 @@
 Each sub-command lives in its own module with a ``register(subparsers)`` function; add a module name to
 ``COMMANDS`` to add a command. Errors the user can fix are printed as one sentence on stderr, never as a
 traceback. Exit codes: 0 success, 1 error, 2 bad usage, 3 step limit hit, 4 the run stopped otherwise
-(refusal, output limit, paused, or a budget: ``--max-tokens-total``, ``--max-tool-calls``, ``--max-cost``...).
+(refusal, output limit, paused, or a budget: ``--max-tokens-total``, ``--max-tool-calls``, ``--max-cost``...),
+130 interrupted by Ctrl-C, 141 the output's reader left (``| head``).
 
 Bad usage means the command line itself is wrong: an unknown option, a missing argument, a value out of
 range or malformed (``--max-steps 0``, ``--port 99999``, ``--model gpt-4o``), an empty question. argparse's
@@ -49,6 +50,7 @@ COMMANDS: tuple[str, ...] = (
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_MAX_STEPS, EXIT_STOPPED = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+EXIT_READER_GONE = 141  # 128 + SIGPIPE, as shells report a command whose pipe's reader left (| head)
 
 
 class UsageError(InvalidValue):
@@ -75,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="toolslip",
         description="LLM tool calling with safety belts.",
         epilog="Exit codes: 0 success, 1 error, 2 bad usage, 3 step limit hit, 4 the run stopped otherwise "
-        "(refusal, paused, or a budget such as --max-cost).",
+        "(refusal, paused, or a budget such as --max-cost), 130 interrupted (Ctrl-C), 141 the output's reader left.",
     )
     parser.add_argument("--version", action="version", version=f"toolslip {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -98,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # handlers (stopping idle tool processes), where Python prints it as a traceback under that line
         # (1 press in 20 within ~200 ms of the end of a run, seen in CI). The process is ending anyway.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if code == EXIT_INTERRUPTED:
+        if code in (EXIT_INTERRUPTED, EXIT_READER_GONE):
             _leave(code)
     return code
 
@@ -128,6 +130,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print("toolslip: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     args, extra = parser.parse_known_args(argv)
+    args.argv = ["toolslip", *(sys.argv[1:] if argv is None else argv)]  # the command as typed, for records
     if extra:  # argparse would name the top command ("toolslip: unrecognized arguments"), not the one used
         unknown = " ".join(extra)
         print(
@@ -153,6 +156,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"toolslip {args.command}: cannot use{where}: {reason}; check the path and its folder", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        from .streams import reader_gone
+
+        if reader_gone():  # stopped because nobody reads the output any more: quietly, as a pipe's end does
+            return EXIT_READER_GONE
         print(f"toolslip {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     return code

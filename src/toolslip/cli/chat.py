@@ -4,8 +4,11 @@ Each turn is a run, shown as ``toolslip run`` shows one (a line per call, the an
 the whole conversation so far as its history. Side-effecting calls are approved inline (``--approve``).
 Ctrl-C stops the current answer and keeps the session; at the prompt it only clears the line. A line
 ending in ``\\`` continues on the next, and a block between two ``\"\"\"`` lines is one message. Commands:
-``/usage`` (tokens and cost so far), ``/help``, ``/exit`` (or Ctrl-D). Input lines are kept in a readline
-history file next to the journal.
+``/usage`` (tokens and cost so far), ``/retry`` (after a provider error), ``/help``, ``/exit`` (or Ctrl-D).
+Input lines are kept in a readline history file next to the journal.
+
+A provider error ends the turn, not the session, and the budget options bound the session as a whole:
+each turn gets what is left of them.
 
 Every turn is journaled as a run that records ``continues: PREVIOUS_RUN``; the next turn's history is read
 back from the journal, so what the session knows is exactly what was recorded. After a crash (even a
@@ -20,18 +23,20 @@ import argparse
 import asyncio
 import sys
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
+from ..agent.limits import Limits
 from ..agent.loop import Agent
 from ..core._display import dollars, plural
+from ..core.errors import FormatError, ProviderError
 from ..core.messages import Message, Usage
 from ..durable.journal import Journal, default_journal_path
 from ..durable.transcript import transcript_from_entries
 from . import EXIT_OK, UsageError
 from .argtypes import at_least, check_model
-from .conversation import LAST, Earlier, add_limit_options, earlier_run, limits_from_args
+from .conversation import LAST, Earlier, add_limit_options, continue_with, earlier_run, limits_from_args
 from .durable import add_run_options, hooks_from_args, journal_from_args
 from .files import load_tools_files
 from .interrupts import ctrl_c_held
@@ -43,7 +48,9 @@ from .window import add_window_options, output_cap, sized_model
 
 __all__ = ["register"]
 
-HELP = "/usage  tokens and cost so far · /help  this list · /exit  leave (or Ctrl-D)"
+_BUDGET_STOPS = frozenset({"max_input_tokens", "max_output_tokens", "max_total_tokens", "max_tool_calls", "max_cost"})
+
+HELP = "/usage  tokens and cost so far · /retry  ask again after an error · /help  this list · /exit  leave (or Ctrl-D)"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,13 +81,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _handle(args: argparse.Namespace) -> int:
     from ..providers import default_model
 
-    earlier = None
+    earlier = continued_why = None
     if args.continue_run is not None:
         if args.no_journal:
             raise UsageError("--continue reads the session from the journal; drop --no-journal")
         earlier = earlier_run(open_store(args.journal, read_only=True), args.continue_run)
-        args.tools = args.tools or earlier.meta.get("tools_files") or [earlier.meta.get("tools_file")]
-        args.model = args.model or earlier.meta.get("model")
+        continued_why = continue_with(args, earlier)
     if not args.tools or not all(args.tools):
         raise UsageError("no tools: give one or more tools files (chat TOOLS.py ...)")
     tools = load_tools_files(args.tools)
@@ -89,18 +95,20 @@ def _handle(args: argparse.Namespace) -> int:
     with ctrl_c_held():
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
     model = sized_model(args, model)
+    why = continued_why + why.removeprefix("given") if continued_why else why
     print(f"model: {model.name} ({why})")
     args.model = args.model or model.name
     journal = journal_from_args(args)
+    limits = limits_from_args(args)
     agent = Agent(
         model=model,
         tools=tools,
         system=args.system,
         max_steps=args.max_steps,
         hooks=[*hooks_from_args(args, journal), *filter(None, [output_cap(args, model)])],
-        limits=limits_from_args(args),
+        limits=limits,  # checked now (a cost limit needs a priced model); each turn gets what is left of it
     )
-    session = _Session(agent=agent, journal=journal, where=args.journal, out=sys.stdout)
+    session = _Session(agent=agent, journal=journal, where=args.journal, out=sys.stdout, limits=limits)
     if earlier is not None:
         session.resume_from(earlier)
     print(f"{plural(len(tools), 'tool')}: {', '.join(tools.names)} · {HELP}")
@@ -119,6 +127,12 @@ class _Session:
     usage: Usage = field(default_factory=Usage)
     cost: float | None = 0.0
     turns: int = 0
+    tool_calls: int = 0
+    limits: Limits | None = None
+    """The session's budget (``--max-tokens-total``...): all its turns together, not each one."""
+    retry: str | list[Message] | None = None
+    """What ``/retry`` sends after a turn ended in a provider error: nothing new (``[]``: the model is asked
+    again from the recorded history, which holds the question), or the question when nothing recorded it."""
 
     def resume_from(self, earlier: Earlier) -> None:
         self.history, self.previous = earlier.messages, earlier.run_id
@@ -140,6 +154,9 @@ class _Session:
                         continue
                     if not text.strip():
                         continue
+                    if text.strip() == "/retry" and self.retry is not None:
+                        self._turn(runner, self.retry)
+                        continue
                     if text.strip().startswith("/"):
                         if self._command(text.strip()):
                             break
@@ -160,38 +177,95 @@ class _Session:
             cost = f", {dollars(self.cost)}" if self.cost else ("" if self.cost == 0 else ", cost unknown")
             tokens = f"{self.usage.input_tokens} in / {self.usage.output_tokens} out"
             print(f"{plural(self.turns, 'turn')} this session: tokens {tokens}{cost}", file=self.out)
+        elif name == "/retry":
+            print("nothing to retry: the last turn did not fail", file=self.out)
         elif name == "/help":
             print(HELP, file=self.out)
         else:
             print(f"unknown command {name}; {HELP}", file=self.out)
         return False
 
-    def _turn(self, runner: asyncio.Runner, text: str) -> None:
+    def _turn(self, runner: asyncio.Runner, text: str | list[Message]) -> None:
+        """One turn: ``text`` asked, or (``[]``) the model asked again from where the history stops."""
+        used = _used(self.usage, self.cost, self.tool_calls)
+        spent = _budget(self.limits, used)
+        if spent:
+            print(f"[the session's budget is spent: {spent}; nothing was sent. /exit leaves]", file=self.out)
+            return
         run_id = uuid.uuid4().hex
         if self.journal is not None:
             self.journal.meta["continues"] = self.previous
         renderer = Renderer(self.out)
         outcome = Outcome(renderer)
+        left = _left(self.limits, used)
         try:
-            result = runner.run(self.agent.arun(text, run_id=run_id, on_event=outcome, history=self.history))
+            result = runner.run(
+                self.agent.arun(text, run_id=run_id, on_event=outcome, history=self.history, limits=left)
+            )
         except KeyboardInterrupt:
             print("\n[cancelled: the answer was stopped; ask again or go on]", file=self.out)
             self._recorded(run_id, None)
             return
+        except (ProviderError, FormatError) as exc:  # the service failed this turn, not the session
+            print(f"\n[error: {exc}]\n[the conversation is kept: /retry asks again, or go on]", file=self.out)
+            # The journal holds the question (and any calls that ran): a retry asks the model from there.
+            self.retry = [] if self._recorded(run_id, None) else text
+            return
+        self.retry = None
         finish(result, outcome, renderer, self.journal, self.where)
         self.turns += 1
         self.usage = self.usage + result.usage
+        self.tool_calls += result.tool_calls
         self.cost = None if self.cost is None or result.cost is None else self.cost + result.cost
+        if self.limits is not None and result.stop_reason in _BUDGET_STOPS:  # the turn had what the session had left
+            used = _used(self.usage, self.cost, self.tool_calls)
+            print(f"[the session's budget: {_budget(self.limits, used, reached=False)}]", file=self.out)
         self._recorded(run_id, result.messages)
 
-    def _recorded(self, run_id: str, messages: list[Message] | None) -> None:
-        """The next turn's history: the journal's record of this turn (the run's own messages without one)."""
+    def _recorded(self, run_id: str, messages: list[Message] | None) -> bool:
+        """The next turn's history: the journal's record of this turn (the run's own messages without one);
+        False when neither holds the turn."""
         if self.journal is not None:
             recorded = transcript_from_entries(self.journal.store.entries(run_id))
             if recorded is not None:
                 self.history, self.previous = recorded, run_id
+                return True
         elif messages is not None:
             self.history = messages
+            return True
+        return False
+
+
+def _used(usage: Usage, cost: float | None, tool_calls: int) -> dict[str, float]:
+    """What a session used, by the name of the :class:`Limits` field that bounds it."""
+    total = usage.input_tokens + usage.output_tokens
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": total,
+        "tool_calls": tool_calls,
+        "cost": cost or 0.0,
+    }
+
+
+def _set(limits: Limits | None) -> dict[str, float]:
+    """The limits that are set, by name (none without a budget)."""
+    values = {f.name: getattr(limits, f.name) for f in fields(Limits)} if limits is not None else {}
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _left(limits: Limits | None, used: dict[str, float]) -> Limits | None:
+    """What is left of the session's budget for the next turn (``None``: no budget)."""
+    if limits is None:
+        return None
+    left: dict[str, Any] = {n: max(limit - used[n], 0) for n, limit in _set(limits).items()}
+    return Limits(**{n: value if n == "cost" else int(value) for n, value in left.items()})
+
+
+def _budget(limits: Limits | None, used: dict[str, float], *, reached: bool = True) -> str:
+    """The session's limits (only those reached, by default) as ``total tokens 5012 of 5000``."""
+    shown = [(n, limit) for n, limit in _set(limits).items() if not reached or used[n] >= limit]
+    return ", ".join(f"{name.replace('_', ' ')} {used[name]:g} of {limit:g}" for name, limit in shown)
 
 
 def _readline_history() -> Path | None:

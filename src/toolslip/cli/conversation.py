@@ -26,6 +26,7 @@ __all__ = [
     "LAST",
     "Earlier",
     "add_limit_options",
+    "continue_with",
     "earlier_run",
     "limits_from_args",
     "read_question",
@@ -120,6 +121,19 @@ class Earlier:
     run_id: str
     meta: dict[str, Any] = field(default_factory=dict)
     messages: list[Message] = field(default_factory=list)
+
+
+def continue_with(args: argparse.Namespace, earlier: Earlier) -> str | None:
+    """Take what ``args`` leaves out from the run a follow-up continues: its tools files, ``--mcp`` servers
+    and model. Returns why the model is what it is when it is the earlier run's (``None`` otherwise), for
+    the ``model: NAME (WHY)`` line: "given" would say the user typed it."""
+    meta = earlier.meta
+    args.tools = args.tools or meta.get("tools_files") or ([meta["tools_file"]] if meta.get("tools_file") else [])
+    args.mcp = getattr(args, "mcp", None) or list(meta.get("mcp") or ())
+    if args.model or not meta.get("model"):
+        return None
+    args.model = meta["model"]
+    return f"the model of run {earlier.run_id}, which this continues"
 
 
 def earlier_run(store: JournalStore, run_id: str) -> Earlier:

@@ -34,7 +34,6 @@ from .runs import human_size
 __all__ = ["register"]
 
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY", "AWS_ACCESS_KEY_ID")
-URLS = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "AZURE_OPENAI_ENDPOINT", "OLLAMA_HOST")
 VERSIONS = (
     "pydantic",
     "jsonschema",
@@ -73,7 +72,7 @@ def _handle(args: argparse.Namespace) -> int:
     report.add("toolslip", f"{__version__} on Python {platform.python_version()} ({sys.executable})")
     _model(report)
     report.add("keys", ", ".join(_key(name) for name in KEYS))
-    report.add("base URLs", ", ".join(_url(name) for name in URLS))
+    _urls(report)
     _local(report)
     _journal(report, args.journal or default_location())
     report.add("extras", _extras())
@@ -106,9 +105,21 @@ def _key(name: str) -> str:
     return f"{name} set ({len(value)} characters)" if value else f"{name} not set"
 
 
-def _url(name: str) -> str:
-    value = os.environ.get(name)
-    return f"{name}={_masked(value)}" if value else f"{name} not set"
+def _urls(report: _Report) -> None:
+    """Each base URL variable, read as the transports read it: one they would refuse is broken here too."""
+    from ..providers import BASE_URL_VARIABLES, env_base_url
+
+    shown = []
+    for name in BASE_URL_VARIABLES:
+        value = os.environ.get(name)
+        try:
+            env_base_url(name)
+        except ConfigError as exc:
+            said = str(exc).replace(value or "", _masked(value or ""))  # a user:password part stays hidden
+            report.broken("base URL", said, f"export {name}=http://HOST:PORT/PATH, or unset {name}")
+            continue
+        shown.append(f"{name}={_masked(value)}" if value else f"{name} not set")
+    report.add("base URLs", ", ".join(shown))
 
 
 def _masked(url: str) -> str:

@@ -59,10 +59,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _handle(args: argparse.Namespace) -> int:
     from ..evals import evaluate, load_suite, summarize, summary_table
+    from ..evals.about import run_info
 
     check_report_paths(args.report, args.png)
     suite = load_suite(args.suite)  # may register a provider
     models = _models(args.model)
+    about = run_info(suite, models, k=args.k, seed=args.seed, retries=args.retries, command=args.argv)
     with contextlib.ExitStack() as stack:
         executor = None
         if args.ray:
@@ -80,11 +82,12 @@ def _handle(args: argparse.Namespace) -> int:
                 out=args.out,
                 resume=args.resume,
                 executor=executor,
+                about=about,
             )
         )
     summaries = summarize(records)
     print(summary_table(summaries, args.price))
-    write_reports(summaries, args.report, args.png)
+    write_reports(summaries, args.report, args.png, [about])
     if args.report:
         print(f"report: {args.report}", file=sys.stderr)
     problems = [*_unscored(summaries), *_under(summaries, args.k, args.fail_under)]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core._files import require_file
 from ..core.errors import ConfigError
@@ -66,11 +66,16 @@ def check_report_paths(*paths: str | None) -> None:
             raise ConfigError(f"report path {path!r}: folder {str(target.parent)!r} does not exist; create it first")
 
 
-def write_reports(summaries: Sequence[ModelSummary], html_path: str | None, png_path: str | None) -> None:
+def write_reports(
+    summaries: Sequence[ModelSummary],
+    html_path: str | None,
+    png_path: str | None,
+    runs: Sequence[Mapping[str, Any]] = (),
+) -> None:
     from ..evals.report import html_report, write_png
 
     if html_path:
-        Path(html_path).write_text(html_report(summaries), encoding="utf-8")
+        Path(html_path).write_text(html_report(summaries, runs=runs), encoding="utf-8")
     if png_path:
         write_png(summaries, png_path)
 
@@ -79,7 +84,9 @@ def _handle(args: argparse.Namespace) -> int:
     from ..evals import summary_table
 
     check_report_paths(args.html, args.png)
+    from ..evals.about import read_runs
+
     summaries = load_summaries(args.results)
     print(summary_table(summaries, args.price))
-    write_reports(summaries, args.html, args.png)
+    write_reports(summaries, args.html, args.png, [run for path in args.results for run in read_runs(path)])
     return EXIT_OK

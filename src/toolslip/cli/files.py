@@ -99,21 +99,32 @@ def print_json(data: Any) -> None:
 
 def load_output_type(spec: str) -> Any:
     """``--output-schema``'s value: a JSON Schema file, or ``FILE.py:NAME`` naming a type in a Python file
-    (a pydantic model, dataclass, TypedDict...). A bad value is one ConfigError sentence."""
+    (a pydantic model, dataclass, TypedDict, a union...). A value that names no schema or type is a
+    :class:`UsageError` (exit 2); a file that cannot be read is a ConfigError (exit 1)."""
+    from ..agent.answers import is_answer_type
+    from . import UsageError
+
     path, sep, name = spec.rpartition(":")
     if sep and path.endswith(".py") and name.isidentifier():
         with ctrl_c_held():
             module = import_user_file(path, "output schema file")
-        found = getattr(module, name, None)
-        if found is None:
-            types = sorted(
-                n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__
-            )
-            raise ConfigError(f"{path} defines no {name!r}; types defined there: {', '.join(types) or 'none'}")
+        types = sorted(n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__)
+        there = f"types defined there: {', '.join(types) or 'none'}"
+        if not hasattr(module, name):
+            raise UsageError(f"--output-schema {spec}: {path} defines no {name!r}; {there}")
+        found = getattr(module, name)
+        if isinstance(found, dict) or not is_answer_type(found):  # a tool, a dict of data: not a type
+            raise UsageError(f"--output-schema {spec}: {name} is a {_kind(found)}, not a type; {there}")
         return found
     if spec.endswith(".py"):
-        raise ConfigError(f"--output-schema {spec}: name the type after the file, e.g. {spec}:Answer")
+        raise UsageError(f"--output-schema {spec}: name the type after the file, e.g. {spec}:Answer")
     schema = load_json(spec)
     if not isinstance(schema, dict):
-        raise ConfigError(f"{spec} holds a JSON {type(schema).__name__}; a JSON Schema is an object")
+        raise UsageError(f"--output-schema {spec} holds a JSON {type(schema).__name__}; a JSON Schema is an object")
+    if not is_answer_type(schema):
+        raise UsageError(f"--output-schema {spec} has no JSON Schema keyword (type, properties...): it is data")
     return schema
+
+
+def _kind(value: object) -> str:
+    return "tool" if isinstance(value, Tool) else type(value).__name__

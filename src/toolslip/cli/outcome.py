@@ -1,8 +1,9 @@
 """How ``toolslip run`` and ``toolslip resume`` end: the stop line, what was refused or re-run, and a pause
 message that names each pending call and the exact command that decides it.
 
-A refusal never passes silently: the stop line counts refused calls and interrupted calls that were not
-run again, and every interrupted call that *was* run again is named.
+A refusal never passes silently: the stop line counts calls the user refused, calls a guard denied (the
+``--gate``, the secret guard) and interrupted calls that were not run again, and every interrupted call
+that *was* run again is named.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core._display import dollars, plural
 from ..core.events import Event, ToolFinished
-from ..core.messages import ToolCall
+from ..core.messages import ToolCall, Usage
 from ..durable.replay import NOT_RERUN_NOTE
 from .render import format_call
 
@@ -25,6 +26,8 @@ __all__ = ["RERUN_NOTE", "Outcome", "one_line", "pause_message"]
 
 RERUN_NOTE = "re-run after the interruption"
 _WIDTH = 160
+_REFUSED = frozenset({"denied", "refused"})
+"""The notes of a call the user refused: the approval hook's, and the gate's when it asked the user."""
 
 
 class Outcome:
@@ -34,13 +37,16 @@ class Outcome:
         self.render = render
         self._is_rerun = rerun or (lambda step, call_id: False)
         self.refused = 0
+        self.denied = 0
         self.rerun: list[ToolCall] = []
         self.not_rerun: list[ToolCall] = []
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ToolFinished):
-            if event.note == "denied":
+            if event.note in _REFUSED:
                 self.refused += 1
+            elif event.note.startswith("denied by"):  # a guard's (the --gate, the secret guard): no one was asked
+                self.denied += 1
             elif event.note == NOT_RERUN_NOTE:
                 self.not_rerun.append(event.call)
             elif not event.note and self._is_rerun(event.step, event.call.id):
@@ -50,18 +56,32 @@ class Outcome:
 
     def stop_line(self, result: RunResult) -> str:
         served = "".join(f", {n} {key}" for key, n in result.usage.server_tool_use.items() if n)
-        counts = ((self.refused, "refused"), (len(self.not_rerun), "not re-run"), (len(self.rerun), "re-run"))
+        counts = (
+            (self.refused, "refused"),
+            (self.denied, "denied"),
+            (len(self.not_rerun), "not re-run"),
+            (len(self.rerun), "re-run"),
+        )
         notes = "".join(f", {n} {what}" for n, what in counts if n)
         cost = f", {dollars(result.cost)}" if result.cost else ""  # the local and scripted models cost nothing
         return (
             f"[stop: {result.stop_reason} after {plural(result.steps, 'model call')}, "
-            f"{plural(result.tool_calls, 'tool call')}{notes}{served}{cost}; run {result.run_id}]"
+            f"{plural(result.tool_calls, 'tool call')}{notes}{served}{cached(result.usage)}{cost}; run {result.run_id}]"
         )
 
     def reruns(self) -> list[str]:
         """One line per interrupted call that was run again, or declined (so it may have happened once)."""
         rerun = [f"run again after the interruption: {_shown(c)}" for c in self.rerun]
         return rerun + [f"not run again (it may or may not have happened): {_shown(c)}" for c in self.not_rerun]
+
+
+def cached(usage: Usage) -> str:
+    """``, 41,230 input tokens read from the prompt cache, 2,100 written`` (nothing when no cache was used)."""
+    if not (usage.cache_read_tokens or usage.cache_write_tokens):
+        return ""
+    return (
+        f", {usage.cache_read_tokens:,} input tokens read from the prompt cache, {usage.cache_write_tokens:,} written"
+    )
 
 
 def _shown(call: ToolCall) -> str:

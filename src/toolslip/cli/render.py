@@ -14,7 +14,16 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..core.events import Event, GateDecided, ModelResponded, TextDelta, ToolCallReady, ToolFinished
+from ..core.events import (
+    CacheBusted,
+    Event,
+    GateDecided,
+    ModelResponded,
+    ModelSwitched,
+    TextDelta,
+    ToolCallReady,
+    ToolFinished,
+)
 from ..formats.server_calls import describe
 
 __all__ = ["Renderer", "format_call"]
@@ -43,28 +52,55 @@ def _short(value: object) -> str:
 
 
 class Renderer:
-    """An ``on_event`` listener that prints streamed text, and each tool call when ready and when finished."""
+    """An ``on_event`` listener that prints streamed text, and each tool call when ready and when finished.
+
+    Streamed text is provisional until its response arrives: a hook may rewrite the answer (the injection
+    gate marks a phone number that came only from a web page), and the screen must then show what the run
+    holds, not what was streamed. On a terminal the streamed text (and any line printed after it) is erased
+    and the response's text written in its place; in a file or a pipe, which cannot be rewritten, a line
+    says the text above was replaced and the response's text follows it.
+    """
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.streamed = False
         """Some answer text was printed as it arrived (so it need not be printed again at the end)."""
         self._open_line = False
+        self._said = ""
+        """The text streamed for the current response."""
+        self._since: list[tuple[bool, str]] = []
+        """Everything printed since that text began, as (is streamed text, what was printed)."""
+
+    def _print(self, text: str, end: str = "\n", *, said: bool = False) -> None:
+        print(text, end=end, file=self.out, flush=True)
+        if self._said or said:
+            self._since.append((said, text + end))
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
-            print(event.text, end="", file=self.out, flush=True)
+            self._print(event.text, end="", said=True)
+            self._said += event.text
             self.streamed = self._open_line = True
             return
+        if isinstance(event, ModelResponded):
+            self._settle(event.response.message.text, event.step)
         if self._open_line and isinstance(event, ToolCallReady | ModelResponded):
-            print(file=self.out)
+            self._print("")
             self._open_line = False
         if isinstance(event, ModelResponded):
             for line in describe(event.response.message):
                 print(f"[step {event.step}] {line}", file=self.out, flush=True)
         if isinstance(event, ToolCallReady):
             shown = format_call(event.call.name, event.call.arguments, event.call.raw_arguments)
-            print(f"[step {event.step}] calling {shown}", file=self.out, flush=True)
+            self._print(f"[step {event.step}] calling {shown}")
+        elif isinstance(event, ModelSwitched):
+            why = f" after {'; '.join(event.failed)}" if event.failed else ""
+            self._print(f"[step {event.step}] answered by {event.model}{why}")
+            for what in event.dropped:
+                self._print(f"[step {event.step}]   not sent to {event.model}: {what}")
+        elif isinstance(event, CacheBusted):
+            said = f"[step {event.step}] warning: {event.reason}, so {event.model} cannot read its prompt cache"
+            self._print(said)
         elif isinstance(event, GateDecided):
             from ..guard.policy import describe_decision
 
@@ -82,3 +118,52 @@ class Renderer:
                 file=self.out,
                 flush=True,
             )
+
+    def _settle(self, text: str, step: int) -> None:
+        """The response's ``text`` has arrived: make the screen show it, whatever was streamed before it."""
+        said, since = self._said, self._since
+        self._said, self._since = "", []
+        if text == said:
+            return
+        if said and text.startswith(said) and len(since) == sum(1 for kind, _ in since if kind):
+            print(text[len(said) :], end="", file=self.out, flush=True)  # only the end was missing
+            self._open_line = True
+            return
+        if not said:  # nothing was streamed: the answer is printed when the run ends
+            return
+        if _is_terminal(self.out):
+            print(_erase("".join(printed for _, printed in since)), end="", file=self.out)
+            others = "".join(printed for kind, printed in since if not kind)
+            print(text, end="\n" if others else "", file=self.out)
+            print(others, end="", file=self.out, flush=True)
+            self._open_line = not others
+        else:
+            if self._open_line:
+                print(file=self.out)
+            print(f"[step {step}] the text above was replaced by the answer:", file=self.out)
+            print(text, end="", file=self.out, flush=True)
+            self._open_line = True
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # a closed or bare stream is no terminal
+        return False
+
+
+def _erase(printed: str) -> str:
+    """The escape codes that take the cursor back to where ``printed`` began and clear the screen from there.
+
+    The rows ``printed`` took are counted at the terminal's width (a wide character takes two columns).
+    """
+    import shutil
+    import unicodedata
+
+    width = max(shutil.get_terminal_size().columns, 1)
+    rows = 0
+    for line in printed.split("\n"):
+        columns = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+        rows += max(1, -(-columns // width))
+    up = f"\x1b[{rows - 1}A" if rows > 1 else ""
+    return f"\r{up}\x1b[J"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import UsageError
 from .argtypes import at_least, check_model
-from .conversation import add_limit_options, earlier_run, limits_from_args, split_items
+from .conversation import add_limit_options, continue_with, earlier_run, limits_from_args, split_items
 from .durable import add_run_options, gate_approver_from_args, hooks_from_args, journal_from_args
 from .files import load_output_type, load_tools_files
 from .interrupts import ctrl_c_held
@@ -106,13 +106,12 @@ def _handle(args: argparse.Namespace) -> int:
     from ..providers import default_model
 
     args.tools, args.question, continued = split_items(args.items, args.continue_run)
-    earlier = None
+    earlier = continued_why = None
     if continued is not None:
         if args.no_journal:
             raise UsageError("--continue reads the earlier run from the journal; drop --no-journal")
         earlier = earlier_run(open_store(args.journal, read_only=True), continued)
-        args.tools = args.tools or earlier.meta.get("tools_files") or _listed(earlier.meta.get("tools_file"))
-        args.model = args.model or earlier.meta.get("model")
+        continued_why = continue_with(args, earlier)
     if not args.tools and not args.mcp:
         raise UsageError("no tools: give a tools file before the question, or --mcp 'CMD ...'")
     args.server_tools = [_server_tool(text) for text in args.server_tool]
@@ -124,6 +123,7 @@ def _handle(args: argparse.Namespace) -> int:
     with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
     model = sized_model(args, model)
+    why = continued_why + why.removeprefix("given") if continued_why else why  # a scripted model still says so
     json_only = args.json or args.output_type is not None  # stdout: the JSON alone
     out = sys.stderr if json_only else sys.stdout
     print(f"model: {model.name} ({why})", file=out)
@@ -218,10 +218,6 @@ def _transcript_json(result: RunResult) -> dict[str, Any]:
         "cost": result.cost,
         "messages": [message_to_dict(m) for m in result.messages],
     }
-
-
-def _listed(path: str | None) -> list[str]:
-    return [path] if path else []
 
 
 def _server_tool(text: str) -> ServerTool:

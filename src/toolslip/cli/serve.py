@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import ConfigError
 from . import EXIT_OK
-from .argtypes import check_model, port
+from .argtypes import check_model, fraction, port
 
 if TYPE_CHECKING:
     from ..core.model import Model
@@ -31,6 +31,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=port, default=8000, help="port (default 8000; 0 picks a free one)")
     parser.add_argument(
+        "--faults",
+        type=fraction,
+        default=0.0,
+        metavar="SHARE",
+        help="answer this share of model requests (0 to 1) as overloaded: 529 on /v1/messages, 503 elsewhere "
+        "(to test fallbacks and retries against real failures)",
+    )
+    parser.add_argument(
         "--quiet", action="store_true", help="do not log each request (method, path, status, model, tokens, ms)"
     )
     parser.set_defaults(handler=handle)
@@ -44,7 +52,7 @@ def handle(args: argparse.Namespace) -> int:
     print(f"model: {model.name} ({reason})", flush=True)
     if not args.quiet:
         _log_requests()
-    asyncio.run(_serve_forever(model, args.host, args.port))
+    asyncio.run(_serve_forever(model, args.host, args.port, args.faults))
     return EXIT_OK
 
 
@@ -59,11 +67,11 @@ def _log_requests() -> None:
     log.setLevel(logging.INFO)
 
 
-async def _serve_forever(model: Model, host: str, port: int) -> None:
+async def _serve_forever(model: Model, host: str, port: int, faults: float = 0.0) -> None:
     from ..server import serve
 
     try:
-        async with serve(model, host, port) as base:
+        async with serve(model, host, port, faults=faults) as base:
             print(
                 f"toolslip serve: {model.name} at {base}\n"
                 f"  OpenAI clients:    base_url={base}/v1   (POST /v1/chat/completions, POST /v1/responses)\n"

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core._display import dollars
 from ..core.errors import ConfigError
-from ..core.messages import ToolResult, message_from_dict, part_from_dict
+from ..core.messages import Message, ToolCall, ToolResult, message_from_dict, part_from_dict
 from ..durable.inbox import describe_decision
 from ..durable.journal import Entry, response_from_dict
 from . import EXIT_OK
@@ -49,17 +49,15 @@ def format_entry(entry: Entry) -> str:
     if entry.kind == "start":
         meta = {k: v for k, v in (data.get("meta") or {}).items() if v is not None}
         lines = [f"{head}: model {data.get('model')} {_json(meta) if meta else ''}".rstrip()]
-        lines += [f"  {m.role}: {m.text}" for m in map(message_from_dict, data.get("messages", ()))]
+        for message in map(message_from_dict, data.get("messages", ())):
+            lines += _message_lines(message)
         return "\n".join(lines)
     if entry.kind == "model":
         response = response_from_dict(data["response"])
         lines = [f"{head}: stop {response.stop_reason}"]
         if response.message.text:
             lines.append(f"  text: {response.message.text}")
-        lines += [
-            f"  call {c.id} {c.name} {_json(c.arguments) if c.arguments is not None else c.raw_arguments}"
-            for c in response.message.tool_calls
-        ]
+        lines += [f"  call {c.id} {c.name} {_arguments(c)}" for c in response.message.tool_calls]
         return "\n".join(lines)
     if entry.kind == "tool_start":
         call = data["call"]
@@ -97,6 +95,26 @@ def format_entry(entry: Entry) -> str:
         spent += f", cost {dollars(data['cost'])}" if data.get("cost") is not None else ""
         return f"{head}: {data.get('stop_reason')} ({spent}): {data.get('output', '')}{pending}"
     return f"{head}: {_json(data)}"
+
+
+def _message_lines(message: Message) -> list[str]:
+    """A message of the history a run started with: its text, and each tool call and result in it (the
+    earlier turns of a conversation are mostly calls and results, which have no text)."""
+    lines = (
+        [f"  {message.role}: {message.text}"]
+        if message.text or not (message.tool_calls or message.tool_results)
+        else []
+    )
+    lines += [f"  {message.role}: call {c.id} {c.name} {_arguments(c)}" for c in message.tool_calls]
+    for result in message.tool_results:
+        error = " ERROR" if result.is_error else ""
+        lines.append(f"  {message.role}: {result.call_id} {result.name or ''}{error}".rstrip())
+        lines.append(textwrap.indent(result.text, "    "))
+    return lines
+
+
+def _arguments(call: ToolCall) -> str:
+    return _json(call.arguments) if call.arguments is not None else str(call.raw_arguments)
 
 
 def _json(value: Any) -> str:

@@ -4,20 +4,31 @@
   tool's pipe) would then *become* standard input, and a child process would read it as its stdin; and
   Python's ``sys.stdin`` is ``None``, which the approver tripped over. The missing descriptors are opened
   on ``/dev/null`` first, and ``sys.stdin`` reads it: no terminal, so the non-interactive policy applies.
-* ``toolslip runs | head -1``: the reader goes away and the next write fails with ``EPIPE``. Whatever the
-  command prints after that goes nowhere, and the command finishes what it was doing: a run keeps running
-  to its real end (its journal says how the *run* ended, not that stdout closed), a listing stops quietly.
+* ``toolslip run ... | head -2``: the reader goes away and the next write fails with ``EPIPE``. Nobody reads
+  what the command would still print, so it stops at once, as a Ctrl-C stops it (the embedded model within
+  a token, the run journaled as interrupted, so ``toolslip resume`` can finish it), but quietly: no line on
+  stderr, and exit 141 (128 + SIGPIPE, the status of a program a pipe's end stopped). A run used to decode
+  on for 78 s after ``head`` had exited. What is printed meanwhile goes to ``/dev/null``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO, cast
 
-__all__ = ["standard_streams", "stdout_to_stderr"]
+__all__ = ["reader_gone", "standard_streams", "stdout_to_stderr"]
+
+_gone: list[bool] = []
+"""Holds True once the reader of stdout went away (a list, so no ``global`` statement is needed)."""
+
+
+def reader_gone() -> bool:
+    """Whether this process stopped because the reader of its stdout went away (see the module docstring)."""
+    return bool(_gone)
 
 
 class _QuietPipe:
@@ -45,6 +56,11 @@ class _QuietPipe:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, self._stream.fileno())
         os.close(null)
+        if not _gone:
+            _gone.append(True)
+            # The Ctrl-C path: asyncio cancels a running run (the journal says interrupted), anything else
+            # gets KeyboardInterrupt, and the command's handler ends the process quietly (reader_gone()).
+            signal.raise_signal(signal.SIGINT)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

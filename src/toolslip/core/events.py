@@ -11,10 +11,12 @@ if TYPE_CHECKING:
     from .result import RunResult
 
 __all__ = [
+    "CacheBusted",
     "Event",
     "GateDecided",
     "ModelCalled",
     "ModelResponded",
+    "ModelSwitched",
     "RunFinished",
     "TextDelta",
     "ToolCallReady",
@@ -67,6 +69,30 @@ class ModelResponded:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelSwitched:
+    """A step was answered by another model than the first choice (:class:`~toolslip.FallbackModel`)."""
+
+    step: int
+    model: str
+    """The model that answered."""
+    failed: tuple[str, ...] = ()
+    """Each model tried before it and why it was passed over (``anthropic:claude-x: 529 overloaded``)."""
+    dropped: tuple[str, ...] = ()
+    """What the transcript held that this model's wire cannot take (another provider's signed reasoning)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheBusted:
+    """A warning: this step's request does not begin with what the previous one sent, so the provider's prompt
+    cache of it cannot be read and the whole prefix is billed again (:mod:`toolslip.formats.caching`)."""
+
+    step: int
+    model: str
+    reason: str
+    """What changed: ``the tools offered changed``, ``message 3 (tool) changed``..."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
     step: int
     call: ToolCall
@@ -111,6 +137,8 @@ Event: TypeAlias = (
     | ToolCallStarted
     | ToolCallReady
     | ModelResponded
+    | ModelSwitched
+    | CacheBusted
     | ToolStarted
     | ToolFinished
     | GateDecided

@@ -7,14 +7,16 @@ The loop talks only to this protocol, so it knows no provider and no wire format
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .messages import ModelResponse, Request
 
 if TYPE_CHECKING:
+    from .events import Event
     from .streaming import StreamEvent
 
-__all__ = ["IGNORED", "Model", "StreamingModel"]
+__all__ = ["CURRENT_RUN", "IGNORED", "Model", "RunReporter", "StreamingModel"]
 
 IGNORED = "ignored"
 """Key of ``ModelResponse.extra``: the request's ``Settings.extra`` fields the model received and did not act
@@ -42,3 +44,17 @@ class StreamingModel(Model, Protocol):
     """
 
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
+
+
+class RunReporter(Protocol):
+    """What a model may see of the run that asks it: the step, scratch state, and the run's event listener."""
+
+    step: int
+    state: dict[str, Any]
+
+    def event(self, event: Event) -> None: ...
+
+
+CURRENT_RUN: ContextVar[RunReporter | None] = ContextVar("toolslip_current_run", default=None)
+"""The run being served in this task (the loop sets it), so a model made of models can report what it did
+(which model answered, what it dropped) as the run's events without a second argument on the seam."""

@@ -17,13 +17,13 @@ import asyncio
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..agent.execution import run_in_thread
 from ..agent.hooks import Hook, RunContext, ToolAnswer
-from ..agent.tools import Tool
+from ..agent.tools import Tool, Toolbox
 from ..core.effects import Effect
 from ..core.errors import ConfigError
 from ..core.messages import Message, ToolCall, message_from_dict, message_to_dict
@@ -76,8 +76,12 @@ class Approval(Hook):
         tools: Mapping[str, Rule] | None = None,
         effects: Mapping[Effect | str, Rule] | None = None,
         default: Rule = _side_effecting,
+        toolsets: Sequence[Toolbox] = (),
     ) -> None:
         self.approver = approver
+        self.toolsets = tuple(toolsets)
+        """Every tool of these sets asks (``Approval(toolsets=[github])``), read when a call comes: an MCP
+        server's tools count once it lists them."""
         self.tools = {name: _checked(rule, f"tool {name!r}") for name, rule in (tools or {}).items()}
         self.effects = {_effect(k): _checked(v, f"effect {k!r}") for k, v in (effects or {}).items()}
         self.default = _checked(default, "the default")
@@ -88,6 +92,8 @@ class Approval(Hook):
         """The tool's own rule if named, else whether any of its effects' rules asks, else the default."""
         if tool.name in self.tools:
             return _apply(self.tools[tool.name], tool, arguments, ctx)
+        if any(tool.name in toolset for toolset in self.toolsets):
+            return True
         rules = [self.effects[e] for e in tool.effects if e in self.effects]
         if rules:
             return any(_apply(rule, tool, arguments, ctx) for rule in rules)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..agent.hooks import Hook, RunContext, ToolAnswer
 from ..agent.tools import Tool
+from ..agent.toolsets import OFFERED
 from ..core.errors import ConfigError, RunBusy
 from ..core.messages import (
     ModelResponse,
@@ -293,7 +294,10 @@ class _Recorder(Hook):
 
     async def after_model(self, ctx: RunContext, request: Request, response: ModelResponse) -> ModelResponse:
         if ctx.step not in self.journal.replayer.state(ctx).steps:
-            self._append(ctx, "model", {"response": compact_response(response_to_dict(response))})
+            data: dict[str, Any] = {"response": compact_response(response_to_dict(response))}
+            if (offered := ctx.state.get(OFFERED)) is not None:  # tools that change by step: what this one had
+                data["offered"] = sorted(offered[0])
+            self._append(ctx, "model", data)
         return response
 
     async def before_tool(self, ctx: RunContext, call: ToolCall, tool: Tool | None) -> ToolAnswer | None:

@@ -102,6 +102,8 @@ def recording_from_entries(entries: Sequence[Entry]) -> Recording | None:
     for entry in entries:
         if entry.kind == "model":
             recording.responses[entry.step] = response_from_dict(entry.data["response"])
+            if "offered" in entry.data:  # a run whose tools change by step (toolslip.agent.toolsets)
+                recording.offered[entry.step] = frozenset(entry.data["offered"])
         elif entry.kind == "tool_start":
             recording.started[entry.step, entry.data["call"]["id"]] = entry.key
         elif entry.kind == "tool_end":

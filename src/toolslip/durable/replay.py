@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from ..agent.hooks import Hook, RunContext, ToolAnswer
 from ..agent.tools import Tool
+from ..agent.toolsets import OFFERED
+from ..core.errors import ConfigError
 from ..core.messages import Message, ModelResponse, Request, ToolCall, ToolResult
 from .decisions import DECISIONS, Approver, Decision, as_decisions, settle
 
@@ -41,6 +43,8 @@ class Recording:
     """Finished calls: (step, call id) -> full result."""
     started: dict[tuple[int, str], str] = field(default_factory=dict)
     """Started calls with no recorded end: (step, call id) -> idempotency key."""
+    offered: dict[int, frozenset[str]] = field(default_factory=dict)
+    """The tools a step offered, for runs whose tools change by step (:mod:`toolslip.agent.toolsets`)."""
 
     @classmethod
     def from_transcript(cls, messages: Sequence[Message], *, skip: Collection[str] = ()) -> Recording:
@@ -70,6 +74,19 @@ class ReplayState:
     """Interrupted side-effecting calls that were approved to run again."""
     not_rerun: set[tuple[int, str]] = field(default_factory=set)
     """Interrupted side-effecting calls that were declined: answered "not run again", possibly done."""
+
+
+def _same_tools(ctx: RunContext, recorded: frozenset[str] | None) -> None:
+    """A recorded step is replayed only with the tools it offered: otherwise its calls could be of a tool
+    the application now hides, or the model's choice was made among other tools."""
+    now = ctx.state.get(OFFERED)
+    if recorded is None or now is None or recorded == now[0]:
+        return
+    differ = ", ".join(sorted(recorded ^ now[0]))
+    raise ConfigError(
+        f"step {ctx.step} of run {ctx.run_id} offered other tools when it was recorded (differing: {differ}); "
+        "resume it with the tools, prepare functions and deps it ran with"
+    )
 
 
 class Replay(Hook):
@@ -110,6 +127,8 @@ class Replay(Hook):
         state = self.state(ctx)
         response = state.recording.responses.get(ctx.step) if state.recording else None
         if response is not None:
+            assert state.recording is not None
+            _same_tools(ctx, state.recording.offered.get(ctx.step))
             state.steps.add(ctx.step)
         return response
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+import shlex
+import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core._display import dollars, plural
@@ -34,7 +36,7 @@ background:#fff8e1;border:2px solid #222;padding:16px;box-shadow:0 4px 24px #000
 .transcript:target{display:block}
 .msg{margin:6px 0;padding:6px;background:#fff;border-left:4px solid #999;white-space:pre-wrap}
 .msg.user{border-color:#1f77b4}.msg.assistant{border-color:#2e7d32}.msg.tool{border-color:#9467bd}
-.err{color:#c62828}code{font-size:13px}.meaning{color:#444;max-width:48em}
+.err{color:#c62828}code{font-size:13px}.meaning{color:#444;max-width:48em}.about p{margin:2px 0;color:#444}
 """
 # One sentence each, next to the numbers: readers of a report often know pass@k (code benchmarks) and take
 # pass^k for it, when it answers the opposite question.
@@ -50,9 +52,12 @@ _KEY = (
 )
 
 
-def html_report(summaries: Sequence[ModelSummary], title: str = "toolslip eval") -> str:
-    """The whole report as one HTML string."""
-    body = [f"<h1>{_e(title)}</h1>", "<h2>pass^k</h2>", _curve_svg(summaries)]
+def html_report(
+    summaries: Sequence[ModelSummary], title: str = "toolslip eval", runs: Sequence[Mapping[str, Any]] = ()
+) -> str:
+    """The whole report as one HTML string; ``runs`` are the results' ``run`` lines
+    (:mod:`toolslip.evals.about`): when, by which toolslip, from which command, with which models and settings."""
+    body = [f"<h1>{_e(title)}</h1>", _about(runs), "<h2>pass^k</h2>", _curve_svg(summaries)]
     for index, s in enumerate(summaries):
         body.append(f'<h2 id="model-{index}">{_e(s.model)} · suite {_e(s.suite)}</h2>')
         body.append(_numbers(s))
@@ -63,6 +68,28 @@ def html_report(summaries: Sequence[ModelSummary], title: str = "toolslip eval")
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{_e(title)}</title><style>{_CSS}</style>'
         f"</head><body>{''.join(body)}{''.join(transcripts)}</body></html>"
     )
+
+
+def _about(runs: Sequence[Mapping[str, Any]]) -> str:
+    """Where the numbers come from: a pass^k read later, or next to another, means little without it."""
+    from ..core.version import __version__
+
+    written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    lines = [f"Report written {written} by toolslip {_e(__version__)}."]
+    for run in runs:
+        command = " ".join(shlex.quote(str(word)) for word in run["command"]) if run.get("command") else None
+        said = [
+            f"toolslip {_e(run.get('toolslip', '?'))} on Python {_e(run.get('python', '?'))}",
+            f"<code>{_e(command)}</code>" if command else "run from Python (no command line)",
+            f"models {_e(', '.join(run.get('models', ())))}",
+            f"k {_e(run.get('k'))}, seed {_e(run.get('seed'))}, retries {_e(run.get('retries'))}, "
+            f"max_steps {_e(run.get('max_steps'))}",
+            f"sampling: {_e(run.get('sampling', '?'))}",
+        ]
+        lines.append(f"Run of {_e(run.get('date', '?'))}: " + " · ".join(said))
+    if not runs:
+        lines.append("The results do not say how they were made (written before toolslip recorded it).")
+    return '<div class="about">' + "".join(f"<p>{line}</p>" for line in lines) + "</div>"
 
 
 def _e(text: object) -> str:
@@ -115,8 +142,14 @@ def _numbers(s: ModelSummary) -> str:
         f'<table class="num"><tr><th>k</th>{head}</tr><tr><th>pass^k</th>{hat}</tr>'
         f"<tr><th>pass@k</th>{at}</tr></table>{_MEANING}"
         f"<p>{plural(len(s.scored), 'scored trial')} · mean steps {s.mean('steps'):.2f} · tokens per trial "
-        f"{s.mean('input_tokens'):.0f} in / {s.mean('output_tokens'):.0f} out{cost} · failures: {_e(reasons)}</p>"
+        f"{s.mean('input_tokens'):.0f} in / {s.mean('output_tokens'):.0f} out{_cache(s)}{cost} · failures: "
+        f"{_e(reasons)}</p>"
     )
+
+
+def _cache(s: ModelSummary) -> str:
+    read, written = s.mean("cache_read_tokens"), s.mean("cache_write_tokens")
+    return f" (prompt cache: {read:.0f} read, {written:.0f} written)" if read or written else ""
 
 
 def _anchor(record: TrialRecord, model_index: int) -> str:

@@ -13,13 +13,14 @@ import json
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..core.errors import ConfigError
 from ..core.model import Model
+from .about import run_info
 from .suite import Suite
 from .trial import TrialModel, TrialRecord, run_trial, trial_seed
 
@@ -143,11 +144,13 @@ async def evaluate(
     resume: bool = False,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    about: Mapping[str, Any] | None = None,
 ) -> list[TrialRecord]:
     """Run ``k`` trials of every task for every model; returns all records (earlier ones included).
 
     A trial that ends in a provider error or a crash is retried up to ``retries`` times with a new
-    attempt number (and seed); if it still fails, its record stays in the file, unscored.
+    attempt number (and seed); if it still fails, its record stays in the file, unscored. ``out`` gets a
+    ``run`` line first: ``about`` (see :func:`~toolslip.evals.about.run_info`), or one made here.
     """
     if k < 1 or concurrency < 1 or retries < 0:
         raise ConfigError(
@@ -157,6 +160,10 @@ async def evaluate(
     if len(set(names)) != len(names):
         raise ConfigError(f"two models share a name ({', '.join(names)}); give each a distinct name")
     existing, sink = _open_results(out, resume, suite)
+    if sink is not None:
+        about = about if about is not None else run_info(suite, models, k=k, seed=seed, retries=retries)
+        sink.write(json.dumps({"type": "run", **about}, ensure_ascii=False) + "\n")
+        sink.flush()
     queue = deque(_plan(suite, models, k, seed, existing))
     first_attempt = {(s.model.name, s.task, s.trial): s.attempt for s in queue}
     execute = executor or local_executor(suite)

@@ -86,11 +86,15 @@ class ModelSummary:
 
 
 def summarize(records: Iterable[TrialRecord], label: str | None = None) -> list[ModelSummary]:
-    """One summary per model, in the order models first appear; ``label`` renames a single model."""
+    """One summary per model, in the order models first appear, its tasks in the suite's order; ``label``
+    renames a single model."""
     by_model: dict[str, dict[str, dict[int, TrialRecord]]] = {}
     unscored: dict[str, list[TrialRecord]] = {}
     suites: dict[str, str] = {}
+    places: dict[str, int] = {}
     for record in records:
+        if record.position >= 0:
+            places.setdefault(record.task, record.position)
         name = label or record.model
         suites.setdefault(name, record.suite)
         tasks = by_model.setdefault(name, {})
@@ -103,11 +107,20 @@ def summarize(records: Iterable[TrialRecord], label: str | None = None) -> list[
         ModelSummary(
             model=name,
             suite=suites[name],
-            tasks=[TaskStats(task=t, trials=[v[i] for i in sorted(v)]) for t, v in tasks.items()],
+            tasks=[TaskStats(task=t, trials=[v[i] for i in sorted(v)]) for t, v in _in_suite_order(tasks, places)],
             unscored=unscored.get(name, []),
         )
         for name, tasks in by_model.items()
     ]
+
+
+def _in_suite_order(
+    tasks: dict[str, dict[int, TrialRecord]], places: dict[str, int]
+) -> list[tuple[str, dict[int, TrialRecord]]]:
+    """The tasks in their suite's order (records arrive as trials finish); tasks of a file written before
+    records kept their place come after, in the order they first appear."""
+    first_seen = {task: i for i, task in enumerate(tasks)}
+    return sorted(tasks.items(), key=lambda item: (places.get(item[0], len(first_seen)), first_seen[item[0]]))
 
 
 def summary_table(summaries: Sequence[ModelSummary], price: tuple[float, float] | None = None) -> str:
@@ -129,6 +142,8 @@ def summary_table(summaries: Sequence[ModelSummary], price: tuple[float, float] 
             lines.append("  pass^k  " + "".join(f"{s.pass_hat(k):7.3f}" for k in ks))
             lines.append("  pass@k  " + "".join(f"{s.pass_at(k):7.3f}" for k in ks))
         tokens = f"tokens in {s.mean('input_tokens'):.0f} / out {s.mean('output_tokens'):.0f} per trial"
+        if s.mean("cache_read_tokens") or s.mean("cache_write_tokens"):
+            tokens += f" (cache: {s.mean('cache_read_tokens'):.0f} read, {s.mean('cache_write_tokens'):.0f} written)"
         spent = s.cost(price)
         cost = f" · cost ${spent:.4f}" if spent else ""
         lines.append(f"  mean steps {s.mean('steps'):.2f} · {tokens}{cost}")

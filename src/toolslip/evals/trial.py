@@ -64,6 +64,8 @@ class TrialRecord:
     attempt: int = 0
     """Retries of the same trial after a provider error or crash."""
     seed: int = 0
+    position: int = -1
+    """The task's place in its suite, which orders a report's rows (-1 in files written before it was kept)."""
     reward: float = 0.0
     reason: Reason = "crash"
     detail: str = ""
@@ -74,6 +76,9 @@ class TrialRecord:
     tool_errors: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Input tokens read from the provider's prompt cache (billed at its cache rate, not in ``input_tokens``)."""
+    cache_write_tokens: int = 0
     cost: float | None = None
     """US dollars at the model's list price (genai-prices); ``None`` when no price is known."""
     seconds: float = 0.0
@@ -101,6 +106,7 @@ async def run_trial(
 ) -> TrialRecord:
     """Run one trial of ``task``; never raises for anything the trial itself does."""
     record = TrialRecord(suite=suite.name, model=model.name, task=task.id, trial=trial, attempt=attempt, seed=seed)
+    record.position = next((i for i, t in enumerate(suite.tasks) if t.id == task.id), -1)
     started = time.perf_counter()
     try:
         await _play(suite, task, model, record)
@@ -127,6 +133,10 @@ async def _play(suite: Suite, task: Task, model: Model | TrialModel, record: Tri
     record.stop_reason, record.steps, record.tool_calls = str(result.stop_reason), result.steps, len(outcome.calls)
     record.tool_errors = sum(r.is_error for r in outcome.results)
     record.input_tokens, record.output_tokens = result.usage.input_tokens, result.usage.output_tokens
+    record.cache_read_tokens, record.cache_write_tokens = (
+        result.usage.cache_read_tokens,
+        result.usage.cache_write_tokens,
+    )
     record.cost = result.cost
     try:
         verdict = task.check(outcome)

@@ -14,12 +14,18 @@ What is particular to this format:
   ``server_tool_use``, ``*_tool_result``, documents, anything new) become ``ProviderPart("anthropic", block)``
   and are sent back unchanged.
 - ``max_tokens`` is required: 1024 when the settings leave it unset.
+- ``thread`` (message threads, beta ``message-threads-2026-08-12``): ``{"type": "create"}`` or ``{"type":
+  "continue", "previous_message_id": ...}`` asks the service to hold the conversation between turns, so a
+  ``continue`` carries only the new messages and no ``system`` or ``tools``. It is read (and checked) into
+  ``Settings.extra["thread"]`` and written back from there; the transport adds the beta header for it, and
+  ``toolslip serve`` holds threads itself (``toolslip.server.threads``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..core.errors import FormatError
 from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolChoice, ToolSpec, Usage, UseTool
 from ._anthropic_blocks import NAME as NAME  # re-exported: the format module's public names
 from ._anthropic_blocks import blocks_from_wire, blocks_to_wire, unread_parts
@@ -49,6 +55,9 @@ from ._wire import (
 from .structured import output_from_wire, output_to_wire
 
 DEFAULT_MAX_TOKENS = 1024
+THREAD_FIELD = "thread"
+MESSAGE_THREADS_BETA = "message-threads-2026-08-12"
+"""The ``anthropic-beta`` value a request with a ``thread`` needs."""
 
 STOP: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -183,6 +192,8 @@ def request_from_wire(body: object) -> Request:
     tools, extra_tools = split_tools(data.get("tools") or [], "tools", spec_from_wire, NAME)
     extra = leftover(data, _BODY_KEYS)
     keep_empty(data, extra, ("tools", "stop_sequences", "system", "temperature", "tool_choice"))
+    if extra.get(THREAD_FIELD) is not None:
+        read_thread(extra[THREAD_FIELD])
     choice: ToolChoice | None = None
     parallel: bool | None = None
     if data.get("tool_choice") is not None:
@@ -208,6 +219,24 @@ def request_from_wire(body: object) -> Request:
         settings=settings,
         extra_tools=tuple(extra_tools),
         output=output,
+    )
+
+
+def read_thread(value: object) -> Json | None:
+    """A request's ``thread``: ``{"type": "create"}``, ``{"type": "continue", "previous_message_id": ID}`` or
+    None (``null``, no thread). Anything else is a :class:`FormatError` that says what is expected."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        keys, kind = set(value), value.get("type")
+        previous = value.get("previous_message_id")
+        if (kind == "create" and keys == {"type"}) or (
+            kind == "continue" and keys == {"type", "previous_message_id"} and isinstance(previous, str) and previous
+        ):
+            return dict(value)
+    raise FormatError(
+        f'expected {{"type": "create"}} or {{"type": "continue", "previous_message_id": "<reply id>"}}, not {value!r}',
+        THREAD_FIELD,
     )
 
 

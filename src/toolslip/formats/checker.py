@@ -116,13 +116,18 @@ def _is_declaration_list(data: object) -> bool:
 
 def detect_format(data: object) -> str:
     """The wire format a request body or message list is most likely written in (``openai-chat`` if unsure)."""
+    return evident_format(data) or "openai-chat"
+
+
+def evident_format(data: object) -> str | None:
+    """The wire format a request body or message list shows signs of (``None`` when nothing tells)."""
     if isinstance(data, dict):
         hint = _body_hint(data)
         if hint is not None:
             return hint
         data = data.get("messages")
     if not isinstance(data, list):
-        return "openai-chat"
+        return None
     dicts = [m for m in data if isinstance(m, dict)]
     blocks = [b for m in dicts if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)]
     votes = {
@@ -135,7 +140,7 @@ def detect_format(data: object) -> str:
         "ollama": sum("tool_name" in m for m in dicts),
     }
     best = max(votes, key=lambda k: votes[k])
-    return best if votes[best] else "openai-chat"
+    return best if votes[best] else None
 
 
 def _body_hint(body: Json) -> str | None:

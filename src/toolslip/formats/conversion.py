@@ -33,13 +33,13 @@ responses.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from ..core.errors import FormatError
 from ..core.messages import Message, ModelResponse, OutputSchema, Request, Settings, ToolSpec, UseTool
-from . import get_format
+from . import FORMATS, get_format
 from ._conversion_parts import message_for, messages_for
 from ._conversion_plan import URL_MODEL, Loss, OnLoss, Plan
 from ._conversion_settings import SHARED_FIELDS, translate_settings, unsaid_stream
@@ -51,7 +51,7 @@ from .openai_functions import messages_to_wire as functions_messages_to_wire
 from .openai_functions import request_to_wire as functions_request_to_wire
 from .structured import FINAL_TOOL, native_field
 
-__all__ = ["SHARED_FIELDS", "Conversion", "Loss", "OnLoss", "What", "convert", "detect_kind"]
+__all__ = ["SHARED_FIELDS", "Conversion", "Loss", "OnLoss", "What", "carry", "convert", "detect_kind"]
 
 What: TypeAlias = Literal["auto", "tools", "request", "response", "messages"]
 
@@ -81,8 +81,31 @@ def convert(
 
     ``what`` says what ``data`` is: a list of tool declarations, a request body, a response object or a
     message list; ``"auto"`` tells them apart by their keys. ``split_calls`` lets parallel calls become
-    consecutive single-call turns for ``openai-functions`` instead of raising.
+    consecutive single-call turns for ``openai-functions`` instead of raising. A :class:`FormatError` for
+    data that looks like another format says so first (:mod:`toolslip.formats._likely`).
     """
+    try:
+        return _convert(data, from_=from_, to=to, what=what, on_loss=on_loss, split_calls=split_calls)
+    except FormatError as exc:
+        if from_ not in FORMATS or (what == "auto" and not isinstance(data, list | dict)):
+            raise
+        from ._likely import misread
+
+        kind: str = what
+        if kind == "auto":
+            try:
+                kind = detect_kind(data, from_)
+            except FormatError:
+                raise exc from None
+        what_it_is = cast(What, kind)
+
+        def reads(fmt: str) -> Conversion:
+            return _convert(data, from_=fmt, to=fmt, what=what_it_is, on_loss="error", split_calls=False)
+
+        raise misread(exc, data, from_, kind, reads) from None
+
+
+def _convert(data: object, *, from_: str, to: str, what: What, on_loss: OnLoss, split_calls: bool) -> Conversion:
     if on_loss not in ("error", "drop", "mark"):
         raise FormatError(f"on_loss must be 'error', 'drop' or 'mark', not {on_loss!r}")
     src, dst = get_format(from_), get_format(to)
@@ -109,6 +132,17 @@ def convert(
     else:
         raise FormatError(f"what must be auto, tools, request, response or messages, not {kind!r}")
     return Conversion(out, tuple(plan.lost))
+
+
+def carry(messages: Sequence[Message], to: str) -> tuple[list[Message], tuple[Loss, ...]]:
+    """A neutral transcript as format ``to`` can take it, and what it could not: reasoning another provider
+    signed or encrypted, another format's blocks, files by another provider's id.
+
+    The transcript may hold parts written by several providers (a run that fell over from one to another,
+    :class:`~toolslip.providers.fallback.FallbackModel`); each part is judged by its own origin. What ``to``
+    cannot take is dropped, never sent for the provider to refuse."""
+    plan = Plan("neutral", to, "drop", False)
+    return messages_for(plan, messages), tuple(plan.lost)
 
 
 def _tools_body(fmt: str, data: object) -> dict[str, object]:

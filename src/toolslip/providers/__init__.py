@@ -16,6 +16,8 @@ A model string is ``PROVIDER[:MODEL][@BASE_URL]``:
 ``ollama:llama3.2``                    Ollama's native ``/api/chat`` (``OLLAMA_HOST``, else 127.0.0.1:11434)
 ``local`` / ``local:NAME``             the embedded local model, when installed
 ``scripted`` / ``scripted:expenses``   the offline scripted demo (answers are scripted, not generated)
+``A,B,C``                              a fallback chain: each step goes to A, then B, then C when one fails
+                                       (:class:`~toolslip.providers.fallback.FallbackModel`)
 =====================================  =================================================================
 
 Transports are imported only when a string names them. Other packages add providers with
@@ -40,9 +42,11 @@ if TYPE_CHECKING:
     from .openai import OpenAIChatModel, OpenAIResponsesModel
 
 __all__ = [
+    "BASE_URL_VARIABLES",
     "ProviderFactory",
     "check_model_string",
     "default_model",
+    "env_base_url",
     "model_choice",
     "register_provider",
     "resolve_model",
@@ -79,6 +83,10 @@ def resolve_model(spec: str, **options: Any) -> Model:
     names no provider or model, plain ``ConfigError`` for a missing API key (naming the environment
     variable, never showing a key).
     """
+    if isinstance(spec, str) and "," in spec:
+        from .fallback import FallbackModel
+
+        return FallbackModel([resolve_model(part, **options) for part in _chain(spec)], name=spec.strip())
     provider, model, url = _parse(spec)
     if url is not None:
         options.setdefault("base_url", url)
@@ -91,7 +99,16 @@ def resolve_model(spec: str, **options: Any) -> Model:
 def check_model_string(spec: str) -> None:
     """Raise :class:`InvalidValue` if ``spec`` is not a model string (its shape, or a provider nobody
     registered), without making the model: nothing is imported, no key is looked for."""
-    _parse(spec)
+    for part in _chain(spec) if isinstance(spec, str) and "," in spec else (spec,):
+        _parse(part)
+
+
+def _chain(spec: str) -> list[str]:
+    """The model strings of a fallback chain ``a,b,c``; an empty place is a mistake worth one sentence."""
+    parts = [part.strip() for part in spec.split(",")]
+    if not all(parts):
+        raise InvalidValue(f"model chain {spec!r} has an empty place: write models separated by commas, e.g. a,b")
+    return parts
 
 
 def _parse(spec: str) -> tuple[str, str, str | None]:
@@ -191,12 +208,33 @@ def _need_model(provider: str, model: str, example: str) -> None:
         raise ConfigError(f"{provider} needs a model name after the colon, e.g. {example}")
 
 
-def _env_url(variable: str) -> str | None:
-    """A base URL from the environment, checked here so the message names the variable to fix."""
+BASE_URL_VARIABLES = (
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+    "AZURE_OPENAI_ENDPOINT",
+    "OLLAMA_HOST",
+)
+"""The environment variables that move a provider to another server, each read by :func:`env_base_url`."""
+
+
+def env_base_url(variable: str) -> str | None:
+    """The base URL a transport takes from ``variable`` (one of :data:`BASE_URL_VARIABLES`), or ``None`` when
+    it is not set; a value the transport could not use is a :class:`ConfigError` naming the variable.
+
+    The one reading of these variables: the providers use it when a model is made, and ``toolslip doctor``
+    uses it to check them without making one (so it cannot call a URL fine that every run refuses).
+    """
     from .http import check_base_url
 
     value = os.environ.get(variable)
-    return check_base_url(value, variable) if value else None
+    if not value:
+        return None
+    if variable == "OLLAMA_HOST":  # Ollama's own form: a bare host or host:port is fine
+        from .ollama import host_url
+
+        value = host_url(value)
+    return check_base_url(value, variable)
 
 
 def _key(option: str | None, variable: str, needed: bool, service: str) -> str | None:
@@ -228,14 +266,14 @@ def _openai_api(
     from .openai import DEFAULT_BASE_URL
 
     _need_model(cls.prefix, model, f"{cls.prefix}:gpt-4o-mini")
-    base = base_url or _env_url("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    base = base_url or env_base_url("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     # A key is required by OpenAI itself; local compatible servers usually want none.
     key = _key(api_key, "OPENAI_API_KEY", base.rstrip("/") == DEFAULT_BASE_URL, "OpenAI")
     return cls(model, base_url=base, api_key=key, **options)
 
 
 def _openai_compatible(model: str, *, base_url: str | None = None, **options: Any) -> Model:
-    base = base_url or _env_url("OPENAI_BASE_URL")
+    base = base_url or env_base_url("OPENAI_BASE_URL")
     if not base:
         raise ConfigError(
             "openai-compatible needs a base URL: write openai-compatible:MODEL@http://HOST:PORT/v1 "
@@ -248,7 +286,7 @@ def _azure(model: str, *, base_url: str | None = None, api_key: str | None = Non
     from .openai import OpenAIChatModel
 
     _need_model("azure", model, "azure:my-gpt-4o-deployment")
-    endpoint = _env_url("AZURE_OPENAI_ENDPOINT")
+    endpoint = env_base_url("AZURE_OPENAI_ENDPOINT")
     base = base_url or (endpoint.rstrip("/") + "/openai/v1" if endpoint else None)
     if not base:
         raise ConfigError(
@@ -263,7 +301,7 @@ def _anthropic(model: str, *, base_url: str | None = None, api_key: str | None =
     from .anthropic import DEFAULT_BASE_URL, AnthropicModel
 
     _need_model("anthropic", model, DEFAULT_ANTHROPIC)
-    base = base_url or _env_url("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+    base = base_url or env_base_url("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
     key = _key(api_key, "ANTHROPIC_API_KEY", base.rstrip("/") == DEFAULT_BASE_URL, "Anthropic")
     return AnthropicModel(model, base_url=base, api_key=key, **options)
 
@@ -272,7 +310,7 @@ def _gemini(model: str, *, base_url: str | None = None, api_key: str | None = No
     from .gemini import DEFAULT_BASE_URL, GeminiModel
 
     _need_model("gemini", model, "gemini:gemini-2.5-flash")
-    base = base_url or _env_url("GOOGLE_GEMINI_BASE_URL") or DEFAULT_BASE_URL
+    base = base_url or env_base_url("GOOGLE_GEMINI_BASE_URL") or DEFAULT_BASE_URL
     # The google-genai SDK's order: GOOGLE_API_KEY wins when both are set.
     variable = "GOOGLE_API_KEY" if os.environ.get("GOOGLE_API_KEY") else "GEMINI_API_KEY"
     key = _key(api_key, variable, base.rstrip("/") == DEFAULT_BASE_URL, "Gemini")
@@ -329,12 +367,10 @@ def _aws_credentials(profile: str | None) -> Any:
 
 
 def _ollama(model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> Model:
-    from .http import check_base_url
-    from .ollama import DEFAULT_BASE_URL, OllamaModel, host_url
+    from .ollama import DEFAULT_BASE_URL, OllamaModel
 
     _need_model("ollama", model, "ollama:llama3.2")
-    host = os.environ.get("OLLAMA_HOST")
-    base = base_url or (check_base_url(host_url(host), "OLLAMA_HOST") if host else DEFAULT_BASE_URL)
+    base = base_url or env_base_url("OLLAMA_HOST") or DEFAULT_BASE_URL
     return OllamaModel(model, base_url=base, api_key=api_key or os.environ.get("OLLAMA_API_KEY"), **options)
 
 

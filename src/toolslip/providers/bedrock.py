@@ -102,6 +102,10 @@ class BedrockModel(HttpModel):
     def official_url(self) -> str:
         return endpoint(self.region)
 
+    def caches_by_default(self, official: bool) -> bool:
+        """Converse takes cache points only for the models that cache (Claude, Nova); others refuse them."""
+        return official and any(family in self.model for family in ("anthropic.claude", "amazon.nova"))
+
     def _paths(self, model: str) -> tuple[str, str]:
         routes = self._routes.get(model)
         if routes is None:
@@ -113,6 +117,8 @@ class BedrockModel(HttpModel):
         """The path, the body's bytes and, with SigV4, the signature headers over exactly those bytes."""
         body = self.wire.request_to_wire(request)
         body.pop("modelId", None)  # the model is the path's
+        if self.cache:
+            body = self._cached(request, body)
         path = self._paths(request.model or self.model)[stream]
         data = orjson.dumps(body)
         if self._credentials is None:

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 import orjson
 
 from ..core.errors import ConfigError, ProviderError
+from ..core.events import CacheBusted
 from ..core.messages import ModelResponse, Request
+from ..core.model import CURRENT_RUN
 from ..core.streaming import ResponseDone, StreamEvent
 from ..formats import WireFormat
 from ..formats.sse import ServerSentEvent, SSEDecoder
@@ -324,6 +326,7 @@ class HttpOptions(TypedDict, total=False):
     timeout: float
     max_retries: int
     name: str | None
+    cache: bool | None
 
 
 class HttpModel:
@@ -355,6 +358,7 @@ class HttpModel:
         timeout: float = 600.0,
         max_retries: int = 2,
         name: str | None = None,
+        cache: bool | None = None,
     ) -> None:
         from ..core.version import __version__
 
@@ -364,6 +368,9 @@ class HttpModel:
         official = base_url.rstrip("/") == self.official_url()
         self.model = model
         self.name = name or f"{self.prefix}:{model}"
+        self.cache = self.caches_by_default(official) if cache is None else cache
+        """Mark prompt-cache breakpoints (``prompt_cache_key`` on OpenAI) and warn when a step's prefix changed
+        (:mod:`toolslip.formats.caching`); ``None`` leaves it to the service (:meth:`caches_by_default`)."""
         sent = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -390,11 +397,31 @@ class HttpModel:
     def base_url(self) -> str:
         return self._http.base_url
 
+    def caches_by_default(self, official: bool) -> bool:
+        """Whether requests get cache breakpoints when the caller did not say (none by default)."""
+        return False
+
     def _body(self, request: Request) -> dict[str, Any]:
         body = self.wire.request_to_wire(request)
         if not request.model:
             body["model"] = self.model  # cheaper than copying the request: "model" is top-level in every format
-        return body
+        return self._cached(request, body) if self.cache else body
+
+    def _cached(self, request: Request, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` with its cache breakpoints; a run whose prefix changed since its last request is told."""
+        from ..formats.caching import cache_key, prefix_change, with_breakpoints
+
+        run = CURRENT_RUN.get()
+        if run is not None:
+            key = f"cache_prefix:{self.name}"
+            previous: Request | None = run.state.get(key)
+            if previous is not None and (why := prefix_change(previous, request)) is not None:
+                run.event(CacheBusted(step=run.step, model=self.name, reason=why))
+            run.state[key] = request
+        if self.wire.NAME in ("openai-chat", "openai-responses"):
+            body.setdefault("prompt_cache_key", cache_key(request))  # the top level is this call's own dict
+            return body
+        return with_breakpoints(self.wire.NAME, body)
 
     async def complete(self, request: Request) -> ModelResponse:
         answer = await self._http.post_json(self.path, self._body(request), self.headers_for(request))

@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core._display import did_you_mean
 from ..core.errors import ConfigError, InvalidValue, ProviderError
-from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolSpec, Usage, UseTool
+from ..core.messages import Message, ModelResponse, Request, StopReason, ToolSpec, Usage
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
-from .local_decode import Aborter, Generated, generate
+from .local_decode import Aborter, Generated, generate, whole
 from .local_figures import FigureGate, marked, nudged, response_extra, steered, ungrounded
 from .local_probe import check_library
-from .local_settings import triage
+from .local_settings import capped, offer, triage
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
 from .local_window import fit_prompt
 
@@ -162,9 +162,9 @@ class LocalModel:
         """
         loaded = await asyncio.to_thread(self.load)
         settings = request.settings
-        tools, allow_text, max_calls = _offer(request.tools, settings)
+        tools, allow_text, max_calls = offer(request.tools, settings)
         picked = triage(settings, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed)
-        max_calls = _capped(max_calls, picked.max_tool_calls)
+        max_calls = capped(max_calls, picked.max_tool_calls)
         calling = bool(request.tools) and settings.tool_choice != "none"
         # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
         # writing calls as text instead of answering.
@@ -173,8 +173,7 @@ class LocalModel:
         reserve = min(int(picked.options["max_tokens"]), self.n_ctx // 4)
         in_memory = (loaded.llama, loaded.template, loaded.lock)
         messages = await asyncio.to_thread(fit_prompt, in_memory, messages, offered, reserve)
-        # Figures an answer gives with tools at hand are checked before they are shown (local_figures): the
-        # text streams up to its first digit, and an answer of which nothing was shown may be asked again.
+        # Figures are checked before they are shown (local_figures): the text streams up to its first digit.
         checking = self.check_figures and calling and allow_text
         shown, gate = _Shown(screen=calling), FigureGate(on=checking)
         decoding = self._decide(loaded, messages, offered, picked.options, request, tools, max_calls, allow_text)
@@ -188,25 +187,25 @@ class LocalModel:
         again = nudged(messages, text) if checking and not calls and not shown.sent else None
         doubted = text if again is not None else None
         if again is not None:  # asked once more, the figures named, the tools offered
-            out = await _whole(self._decide(loaded, again, offered, picked.options, request, tools, max_calls))
+            out = await whole(self._decide(loaded, again, offered, picked.options, request, tools, max_calls))
             text, calls = parse_output(out.text, tools)
             usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
         unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and self.repeat_guard and allow_text:
             calls = fresh_calls(calls, request.messages)
             if not calls:  # each call repeats one already answered: the answer is decoded instead
-                answering = answer_messages(
-                    messages if request.output is None else with_answer_schema(messages, request.output)
-                )
-                prompt = loaded.template.render(answering, ())
-                answer = self._grammar(request, (), allow_text=True, max_calls=None)
-                shown = _Shown(screen=False)
+                # What was streamed is said: the answer continues it (prompt and all) instead of replacing it.
+                said = shown.said
+                schema = messages if request.output is None else with_answer_schema(messages, request.output)
+                prompt = loaded.template.render(answer_messages(schema), ()) + said
+                answer = self._grammar(request, (), allow_text=True, max_calls=None, after=said)
+                shown = _Shown(screen=False, text=said, sent=len(said))
                 async for piece in _pieces(loaded, prompt, picked.options, answer):
                     if isinstance(piece, Generated):
                         out = piece
                     elif chunk := shown.add(piece):
                         yield TextChunk(text=chunk)
-                text = out.text.strip()
+                text = (said + out.text).strip()
                 usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
                 unsupported = ungrounded(text, request.messages) if self.check_figures else []
         if unsupported and request.output is None:
@@ -239,12 +238,11 @@ class LocalModel:
         max_calls: int | None,
         allow_text: bool = True,
     ) -> AsyncIterator[str | Generated]:
-        """One turn's generation from ``messages`` with ``offered`` in the prompt: its pieces, then the whole.
+        """One turn's generation from ``messages``: its pieces, then the whole.
 
-        With tools and a typed answer both open, the first token is decoded alone, under the grammar of calls
-        or free text, no schema in the prompt: given ``root ::= calls | answer`` and the schema the 0.5B model
-        answered at once in 8 of 8 questions whose data only a tool had. A call goes on from the same prompt
-        (llama.cpp reuses what it evaluated); anything else is the typed answer, the schema after the rest.
+        With tools and a typed answer both open, the first token is decoded alone (calls or text, no schema
+        in the prompt: with ``calls | answer`` and the schema 8 of 8 answered at once); a call goes on from
+        the same prompt, anything else becomes the typed answer with the schema after the conversation.
         """
         if request.output is None or not (tools and allow_text and self.grammar):
             shown = messages if request.output is None else with_answer_schema(messages, request.output)
@@ -256,7 +254,7 @@ class LocalModel:
 
         prompt = loaded.template.render(messages, offered)
         first = LlamaGrammar.from_string(tool_grammar(tools, allow_text=True, max_calls=1), verbose=False)
-        probe = await _whole(_pieces(loaded, prompt, options | {"max_tokens": 1}, first))
+        probe = await whole(_pieces(loaded, prompt, options | {"max_tokens": 1}, first))
         if probe.text.lstrip().startswith("<"):
             grammar = tool_grammar(tools, allow_text=False, max_calls=max_calls)
         else:
@@ -268,14 +266,26 @@ class LocalModel:
             yield piece
 
     def _grammar(
-        self, request: Request, tools: tuple[ToolSpec, ...], *, allow_text: bool, max_calls: int | None
+        self,
+        request: Request,
+        tools: tuple[ToolSpec, ...],
+        *,
+        allow_text: bool,
+        max_calls: int | None,
+        after: str = "",
     ) -> Any:
-        """The compiled grammar: ``tools``' calls and/or an answer (free text, or ``request.output``'s JSON)."""
+        """The compiled grammar: ``tools``' calls and/or an answer (free text, or ``request.output``'s JSON).
+
+        ``after`` is answer text already streamed: the grammar is then for whatever continues it (free
+        text: a typed answer is one JSON value, never text followed by calls, so it is never continued).
+        """
         from llama_cpp.llama_grammar import LlamaGrammar
 
         if not self.grammar or not (request.tools or request.output):
             return None
-        if request.output is not None and allow_text:
+        if after:
+            source = _CONTINUATION
+        elif request.output is not None and allow_text:
             source = answer_grammar(request.output, tools, max_calls=max_calls)
         else:  # with no tools left (an answer instead of a repeated call), only the text branch remains
             source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls)
@@ -284,12 +294,23 @@ class LocalModel:
 
 @dataclass
 class _Shown:
-    """How much of the answer has been streamed; with ``screen``, text that may begin a call is held back."""
+    """How much of the answer has been streamed; with ``screen``, text that may be call syntax is held back.
+
+    What is streamed is said for good (a wire cannot take text back), so only text that the final answer
+    is sure to begin with goes out: never the leading or trailing whitespace the answer is stripped of,
+    nothing from the first character that may begin a call, and (with ``screen``) nothing until a letter
+    or digit: call syntax that ``parse_output`` drops (the 0.5B model wrote ``(`` before a repeated call,
+    and ``>``, ``[`` or ``,`` before others) has none.
+    """
 
     screen: bool
     text: str = ""
     sent: int = 0
     held: bool = False
+
+    @property
+    def said(self) -> str:
+        return self.text[: self.sent]
 
     def add(self, piece: str) -> str:
         """The part of ``piece`` to stream now."""
@@ -301,16 +322,21 @@ class _Shown:
             marks = [i for i in (self.text.find(c, self.sent) for c in _CALL_MARKS) if i >= 0]
             if marks:
                 end, self.held = min(marks), True
+        end = max(self.sent, len(self.text[:end].rstrip()))
+        if self.screen and not any(c.isalnum() for c in self.text[:end]):
+            return ""
         chunk, self.sent = self.text[self.sent : end], end
         return chunk
 
     def rest(self, answer: str) -> str:
-        """What the final ``answer`` adds to what was streamed (nothing if it no longer starts with it)."""
-        for shown in (self.text[: self.sent], self.text[: self.sent].rstrip()):
-            if answer.startswith(shown):
-                return answer[len(shown) :]
-        return ""
+        """What the final ``answer`` adds to what was streamed, which it always begins with."""
+        said = self.said
+        if not answer.startswith(said):  # pragma: no cover - add() streams only what the answer keeps
+            raise ProviderError(f"the local model streamed {said!r}, which its answer {answer!r} does not begin with")
+        return answer[len(said) :]
 
+
+_CONTINUATION = "root ::= [^\\x00]*"
 
 # Where a call written as text may begin; streamed answer text stops there until the output is parsed.
 _CALL_MARKS = ("<", "{", "`", ">")
@@ -344,6 +370,7 @@ async def _pieces(
                 loaded.aborter.finished()
 
     task = asyncio.ensure_future(asyncio.to_thread(work))
+    getter: asyncio.Future[str] | None = None
     try:
         while not task.done():
             getter = asyncio.ensure_future(queue.get())
@@ -356,43 +383,18 @@ async def _pieces(
             yield queue.get_nowait()
         yield task.result()
     finally:
+        # A Ctrl-C lands in the wait above: the getter left pending was collected later, and asyncio printed
+        # "Task was destroyed but it is pending!" into the chat session that went on (issue 36).
+        if getter is not None:
+            getter.cancel()
         cancel.set()
         task.add_done_callback(_retrieve)
-
-
-async def _whole(pieces: AsyncIterator[str | Generated]) -> Generated:
-    """The :class:`Generated` at the end of a generation's pieces (text not streamed: it may be asked again)."""
-    async for piece in pieces:
-        if isinstance(piece, Generated):
-            return piece
-    raise ProviderError("the local model ended without an answer")  # pragma: no cover - pieces always end so
 
 
 def _retrieve(task: asyncio.Future[Generated]) -> None:
     """Collect a stopped worker's outcome, so asyncio does not report an exception nobody awaited."""
     if not task.cancelled():
         task.exception()
-
-
-def _capped(max_calls: int | None, asked: int | None) -> int | None:
-    """Calls per turn under a request's ``max_tool_calls`` (``asked``), at least one."""
-    return max_calls if asked is None else max(1, min(max_calls or asked, asked))
-
-
-def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:
-    """Which tools the grammar allows, whether a text answer is allowed, and how many calls per turn."""
-    choice = settings.tool_choice
-    # One call per turn unless parallel calls are asked for: the 0.5B model otherwise fills its output
-    # limit with copies of the same call.
-    max_calls = None if settings.parallel_tool_calls else 1
-    if choice == "none":
-        return (), True, max_calls
-    if isinstance(choice, UseTool):
-        chosen = tuple(s for s in specs if s.name == choice.name)
-        if not chosen:
-            raise ConfigError(f"tool_choice names {choice.name!r}, which is not among the offered tools")
-        return chosen, False, max_calls
-    return specs, choice != "required" or not specs, max_calls
 
 
 def create_model(model: str, **options: Any) -> LocalModel:

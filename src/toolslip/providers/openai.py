@@ -47,6 +47,10 @@ class _OpenAIModel(HttpModel):
         self.project = project
         super().__init__(model, **options)
 
+    def caches_by_default(self, official: bool) -> bool:
+        """OpenAI caches by itself; ``prompt_cache_key`` only routes, and other servers may refuse the field."""
+        return official
+
     def service_headers(self, api_key: str | None, official: bool) -> dict[str, str]:
         own = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # Organization and project only mean something to OpenAI itself; the SDK reads the same variables.

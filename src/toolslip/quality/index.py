@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard
 
 from ..core.errors import ConfigError
-from .text import expand, terms
+from .text import expand, intents, terms
 
-__all__ = ["FIELD_WEIGHTS", "Hit", "ToolIndex"]
+__all__ = ["BACKGROUND", "FIELD_WEIGHTS", "Hit", "ToolIndex"]
 
 
 class _Declared(Protocol):
@@ -41,6 +41,11 @@ class _Declared(Protocol):
     @property
     def parameters(self) -> Mapping[str, Any]: ...
 
+
+BACKGROUND = 50
+"""Tools of other words assumed beside any set when a word's weight is computed (see :class:`ToolIndex`):
+without them, a word all six tools of an order set share weighed 0.05 of a rare word, and "show me order
+A-1" scored 0.09 on every tool, under the floor. Chosen on BFCL's tuning half (docs/tool-search.md)."""
 
 FIELD_WEIGHTS: Mapping[str, float] = {"name": 3.0, "description": 1.0, "param_name": 1.0, "param_description": 0.5}
 """How much one occurrence of a word counts in each field of a tool."""
@@ -123,7 +128,8 @@ class ToolIndex:
         for doc_id, tool in enumerate(tools):
             self.names.append(tool.name)
             for field, text in _fields(tool):
-                found = [vocabulary.setdefault(t, len(vocabulary)) for t in analyzer(text)]
+                extra = intents(text) if field == "name" and self._expand else []  # what the name's verbs do
+                found = [vocabulary.setdefault(t, len(vocabulary)) for t in [*analyzer(text), *extra]]
                 term_ids += found
                 doc_ids += [doc_id] * len(found)
                 row_weights += [weights.get(field, 0.0)] * len(found)
@@ -136,8 +142,11 @@ class ToolIndex:
         norm = k1 * (1 - b + b * length / (length.mean() if n and length.mean() else 1.0))
         df = np.bincount(term_of, minlength=len(vocabulary))
         # idf in units of the largest idf this set can have (a word in one tool only), so a score does not
-        # grow with the size of the set and one floor fits a set of 5 tools and one of 10,000.
-        idf = np.log(1 + (n - df + 0.5) / (df + 0.5)) / np.log(1 + (max(n, 1) - 0.5) / 1.5)
+        # grow with the size of the set and one floor fits a set of 5 tools and one of 10,000; counted as if
+        # BACKGROUND tools that share no word stood beside the set, so a word every tool of a small set has
+        # ("order" in six order tools) still says the set fits, instead of weighing almost nothing.
+        total = n + BACKGROUND
+        idf = np.log(1 + (total - df + 0.5) / (df + 0.5)) / np.log(1 + (total - 0.5) / 1.5)
         # Term scores are fixed once the index is built, so store them: a query only adds arrays.
         score = (idf[term_of] * tf * (k1 + 1) / (tf + norm[doc_of])).astype(np.float32)
         bounds = np.searchsorted(term_of, np.arange(len(vocabulary) + 1))  # keys are sorted by term, then doc

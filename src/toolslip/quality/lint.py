@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 from ..agent.tools import Tool
 from ..core.effects import Effect
-from ..core.errors import ConfigError
+from ..core.errors import InvalidValue
 from ..core.messages import ToolSpec
 from ..formats.schema import name_pattern
 from . import lint_rules as r
@@ -185,14 +185,7 @@ def lint(
     subjects = [
         _Subject(t.spec, t.effects) if isinstance(t, Tool) else _Subject(t, (effects or {}).get(t.name)) for t in tools
     ]
-    off = set(disable)
-    unknown = {d.rsplit(":", 1)[-1] for d in off} - set(RULES)
-    if unknown:
-        raise ConfigError(f"unknown lint rule {sorted(unknown)[0]!r}; rules are: {', '.join(RULES)}")
-    names = [s.spec.name for s in subjects]
-    strangers = sorted(d for d in off if ":" in d and d.rsplit(":", 1)[0] not in names)
-    if strangers:  # a typo in the tool name would silently disable nothing
-        raise ConfigError(f"disable {strangers[0]!r}: no tool of that name; tools are: {', '.join(names)}")
+    off = _disabled(disable, [s.spec.name for s in subjects])
     report = declaration_cost([s.spec for s in subjects]) if cost and subjects else None
     findings = [*_names(subjects), *_per_tool(subjects), *_pairs(subjects), *(_cost(report) if report else ())]
     order = {s.spec.name: i for i, s in enumerate(subjects)}
@@ -222,9 +215,22 @@ def lint_output(output_type: Any, *, disable: Iterable[str] = ()) -> LintReport:
         )
         for problem in answer.strict_problems
     ]
-    off = set(disable)
-    kept = tuple(f for f in findings if f.rule not in off)
+    off = _disabled(disable, [answer.name])
+    kept = tuple(f for f in findings if f.rule not in off and f"{f.tool}:{f.rule}" not in off)
     return LintReport(findings=kept, tools=(answer.name,), disabled=tuple(sorted(off)))
+
+
+def _disabled(disable: Iterable[str], names: list[str]) -> set[str]:
+    """The rules ``disable`` names, each checked: a typo in a rule or tool name would silently disable
+    nothing, so it is an :class:`InvalidValue` (bad usage, exit 2 on the command line)."""
+    off = set(disable)
+    unknown = {d.rsplit(":", 1)[-1] for d in off} - set(RULES)
+    if unknown:
+        raise InvalidValue(f"unknown lint rule {sorted(unknown)[0]!r}; rules are: {', '.join(RULES)}")
+    strangers = sorted(d for d in off if ":" in d and d.rsplit(":", 1)[0] not in names)
+    if strangers:
+        raise InvalidValue(f"disable {strangers[0]!r}: no tool of that name; tools are: {', '.join(names)}")
+    return off
 
 
 def _finding(
@@ -419,7 +425,7 @@ def _pairs(subjects: list[_Subject]) -> Iterator[Finding]:
                 f"{a} and {b} do the same to the same object (similarity {score:.2f}): the model has to guess",
                 views[a][1],
                 f"merge them into one tool, or make each description name the other: in {a} write "
-                f'"for {r.first_sentence(views[b][1]) or b}, use {b} instead", and the reverse in {b}',
+                f'"{r.signpost(views[b][1], b)}", and the reverse in {b}',
                 other=b,
             )
         elif same and score >= NEIGHBOUR:

@@ -174,6 +174,33 @@ def first_sentence(text: str) -> str:
     return re.split(r"(?<=[.!?。！？])\s*", text.strip(), maxsplit=1)[0][:120]
 
 
+def signpost(description: str, other: str) -> str:
+    """The sentence that sends a model from one tool to ``other``, made from ``other``'s description:
+    "Query orders by status and date." gives "To query orders by status and date, use query_orders instead."
+    (a verb leads "to ...", anything else "for ..."), rather than pasting the whole sentence after "for"."""
+    sentence = first_sentence(description).rstrip(".!?。！？ ")
+    if not sentence:
+        return f"For that, use {other} instead."
+    first, _, rest = sentence.partition(" ")
+    if first[1:2].islower() or len(first) == 1:  # "Query" -> "query"; an acronym (API, URL) keeps its case
+        first = first[0].lower() + first[1:]
+    verb = _base_form(first)
+    if stem(verb) in _ACTION_OF:
+        return f"To {' '.join(filter(None, (verb, rest)))}, use {other} instead."
+    return f"For {' '.join(filter(None, (first, rest)))}, use {other} instead."
+
+
+def _base_form(word: str) -> str:
+    """A verb as the imperative: "returns" -> "return", "queries" -> "query", "fetches" -> "fetch"."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
 @dataclass(frozen=True)
 class Param:
     path: str

@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
 
-__all__ = ["CAMEL", "CJK", "expand", "stem", "terms"]
+__all__ = ["CAMEL", "CJK", "expand", "intents", "stem", "terms"]
 
 _STOP = frozenset(
     # English
@@ -184,6 +184,27 @@ _CONCEPTS = {
     "august september october november december",
 }
 
+# What a question asks done, and what a tool's name says it does, by the verb: "show me order A-1" asks to
+# read, as get_order and find_order do and cancel_order does not. Both sides get the intent's term, so the
+# verb counts even where no word is shared ("show" / "get") and every tool shares the object ("order").
+_INTENTS = {
+    "read": "get show view display see find search query list lookup look fetch retrieve read check browse",
+    "cancel": "cancel abort revoke void",
+    "create": "create add make new insert register book",
+    "update": "update change edit modify set rename move",
+    "delete": "delete remove erase",
+    "send": "send email mail message post notify reply forward",
+}
+_INTENT_OF = {verb: f"intent:{intent}" for intent, verbs in _INTENTS.items() for verb in verbs.split()}
+_VERB_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def intents(text: str) -> list[str]:
+    """The intent terms of the verbs in ``text`` (an identifier or a question), once each: ``intent:read``
+    for "get_order_list" and for "show me order A-1"."""
+    return list(dict.fromkeys(_INTENT_OF[w] for w in (m.lower() for m in _VERB_WORD.findall(text)) if w in _INTENT_OF))
+
+
 # Common tool vocabulary in Chinese (simplified and traditional), Japanese, Korean and Thai, to the English words
 # tool docs use: a question in those scripts then shares terms with a tool described in English. General
 # vocabulary of tool sets (weather, orders, mail, calendars, files...), not the words of any benchmark question.
@@ -303,13 +324,16 @@ def _glossary() -> tuple[re.Pattern[str], Mapping[str, tuple[str, ...]]]:
 
 
 def expand(query: str, known: Mapping[str, object]) -> dict[str, float]:
-    """Query terms with weights: the terms themselves, the class of each instance word, compounds, and the
-    English words of tool vocabulary written in Chinese, Japanese, Korean or Thai.
+    """Query terms with weights: the terms themselves, the intent of its verbs (:func:`intents`), the class of
+    each instance word, compounds, and the English words of tool vocabulary written in Chinese, Japanese,
+    Korean or Thai.
 
     A compound is two adjacent English words written as one ("board game" -> "boardgame"), added only when
     ``known`` (the index vocabulary) has it.
     """
     weights = dict.fromkeys(terms(query), 1.0)
+    for intent in intents(query):
+        weights.setdefault(intent, 1.0)
     for term in list(weights):
         for concept in _concepts().get(term, ()):
             weights.setdefault(concept, 1.0)

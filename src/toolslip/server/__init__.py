@@ -6,7 +6,9 @@
 * ``POST /v1/responses`` in the OpenAI Responses format (stateless: the whole conversation comes in
   ``input``; ``previous_response_id``, ``conversation``, a stored ``prompt`` and ``background: true`` get
   a 400, since nothing is stored),
-* ``POST /v1/messages`` in the Anthropic Messages format,
+* ``POST /v1/messages`` in the Anthropic Messages format, message threads included (``thread``: the
+  conversation is held in memory under each reply's id, so a ``continue`` sends only the new turn, as the
+  SDKs' tool runners do by default; :mod:`.threads`),
 * ``GET /v1/models`` listing the one model served (in a shape both official SDKs accept),
 * and Gemini's ``generateContent``, Bedrock's Converse and Ollama's ``/api/chat`` (:mod:`.wires`),
 
@@ -42,6 +44,10 @@ model's text is sent as it is decoded (:mod:`.live`); calls, usage and the stop 
 answer is complete, and any other model's answer is complete before the first event. Text and arguments
 are cut into small deltas, so the SDKs' streaming helpers work. When text went out early, the ignored
 fields are named in the log line only: the headers were sent before the answer was complete.
+
+The module is longer than most (about 475 lines) because the three protocols' endpoints, error shapes and
+stream frames, and the app's options (injected overloads, the counted prompt cache), are one table read
+together in :func:`create_app`; the other wires are in :mod:`.wires`.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ from typing import Any, Protocol
 
 import orjson
 from aiohttp import web
-from aiohttp.typedefs import Handler
+from aiohttp.typedefs import Handler, Middleware
 
 from ..core.errors import ConfigError, FormatError, ProviderError, ToolslipError
 from ..core.messages import Message, ModelResponse, Request, Usage
@@ -71,9 +77,12 @@ from ..formats import (
 )
 from ..formats.server_tools import declared_server_tools
 from ..formats.sse import encode
+from .cache import PromptCache
 from .checks import Check, Rejection, check_chat, check_messages, check_responses
 from .echo import ECHOES, Echo, request_ids
+from .faults import fault_middleware
 from .live import HungUp, Live
+from .threads import ThreadRefused, Threads, Turn
 from .wire_checks import not_local
 from .wires import ROUTES as OTHER_ROUTES
 from .wires import add_routes, error_response
@@ -87,6 +96,7 @@ IGNORED_HEADER = "x-toolslip-ignored"
 """Response header naming the request fields the served model ignored (say ``logprobs,reasoning``)."""
 ROUTES = f"POST /v1/chat/completions, POST /v1/messages, POST /v1/responses, GET /v1/models, {OTHER_ROUTES}"
 _MODEL: web.AppKey[Model] = web.AppKey("model", Model)
+_CACHE: web.AppKey[PromptCache | None] = web.AppKey("cache")
 
 
 @dataclasses.dataclass
@@ -151,7 +161,10 @@ def anthropic_error(status: int, problem: Rejection, request_id: str) -> dict[st
     message = problem.message
     if problem.param and message.startswith(problem.param):
         message = _dotted(problem.param) + message[len(problem.param) :]
-    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if problem.details:
+        error["details"] = problem.details
+    return {"type": "error", "error": error, "request_id": request_id}
 
 
 def _dotted(path: str) -> str:
@@ -214,6 +227,8 @@ class _Endpoint:
     """The protocol has ``n`` (Chat Completions): the model is asked once per choice."""
     done: bytes = b""
     """What ends the event stream after the last event (Chat Completions: ``data: [DONE]``)."""
+    threads: Threads | None = None
+    """Where the protocol's threads are held (Anthropic's ``thread``), for a server that keeps them."""
 
     @property
     def echo(self) -> Echo:
@@ -227,6 +242,17 @@ class _Endpoint:
         if not isinstance(body, dict):
             return self._fail(400, Rejection("the request body must be a JSON object"))
         _trace().asked = body.get("model")
+        try:
+            turn = self.threads.begin(body) if self.threads is not None else None
+        except ThreadRefused as exc:
+            return self._fail(exc.status, exc.rejection)
+        try:
+            return await self._respond(http, turn.body if turn is not None else body, turn)
+        finally:
+            if turn is not None:
+                turn.release()  # nothing to release once its reply is kept
+
+    async def _respond(self, http: web.Request, body: dict[str, Any], turn: Turn | None) -> web.StreamResponse:
         rejected = self.check(body)
         if rejected is not None:
             return self._fail(400, rejected)
@@ -253,8 +279,12 @@ class _Endpoint:
                 return await live.cut()
             return self._refused(exc)
         responses = [dataclasses.replace(r, id=responses[0].id) for r in responses]  # n choices, one id
+        if (cache := http.app[_CACHE]) is not None:  # a model with no cache of its own: count the service's
+            responses = [dataclasses.replace(r, usage=cache.account(self.wire.NAME, body, r.usage)) for r in responses]
         _trace().usage = _summed(responses).usage
         _trace().ignored = sorted({name for r in responses for name in r.extra.get(IGNORED, ())})
+        if turn is not None:
+            turn.keep(responses[0].id, self.wire.response_to_wire(responses[0]))
         if live is not None:
             return await live.finish(self._encoded(responses, body, options))
         wire = _chat_body(responses) if self.choices else self.wire.response_to_wire(responses[0])
@@ -349,8 +379,6 @@ async def _log_requests(request: web.Request, handler: Handler) -> web.StreamRes
 @web.middleware
 async def _protocol_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Unknown routes, wrong methods and crashes answer in the caller's protocol, never as HTML."""
-    anthropic_caller = request.path.startswith("/v1/messages") or "anthropic-version" in request.headers
-    shape: ErrorShape = anthropic_error if anthropic_caller else openai_error
     try:
         return await handler(request)
     except HungUp as exc:  # nothing to answer: the stream already began and its reader is gone
@@ -363,9 +391,16 @@ async def _protocol_errors(request: web.Request, handler: Handler) -> web.Stream
     except Exception as exc:  # a crash in the model must still answer in the caller's protocol
         log.exception("toolslip serve: %s %s failed", request.method, request.path)
         status, message = 500, f"internal error: {type(exc).__name__}: {exc}"
+    return _error(request, status, message)
+
+
+def _error(request: web.Request, status: int, message: str) -> web.Response:
+    """An error in the caller's protocol: Gemini, Bedrock and Ollama clients get their own service's error
+    (wires.py), Anthropic callers Anthropic's, every other caller OpenAI's."""
+    anthropic_caller = request.path.startswith("/v1/messages") or "anthropic-version" in request.headers
+    shape: ErrorShape = anthropic_error if anthropic_caller else openai_error
     trace = _trace()
     trace.error = message
-    # Gemini, Bedrock and Ollama clients get their own service's error (wires.py)
     return error_response(request.path, status, message) or _json(
         status, shape(status, Rejection(message), trace.ids[1])
     )
@@ -379,10 +414,22 @@ async def _request_id_headers(request: web.Request, response: web.StreamResponse
         response.headers[IGNORED_HEADER] = ",".join(trace.ignored)
 
 
-def create_app(model: Model) -> web.Application:
-    """An aiohttp application serving ``model`` over all three protocols (run it with aiohttp's runners)."""
-    app = web.Application(client_max_size=MAX_BODY, middlewares=[_log_requests, _protocol_errors])
+def create_app(
+    model: Model, *, faults: float = 0.0, seed: int | None = None, cache: bool | None = None
+) -> web.Application:
+    """An aiohttp application serving ``model`` over all three protocols (run it with aiohttp's runners).
+
+    ``faults``: the share of model requests refused as overloaded (:mod:`.faults`), drawn from ``seed``.
+    ``cache``: count prompt-cache reads and writes as the services do (:mod:`.cache`); ``None``: for the
+    scripted and local models, which have no cache of their own."""
+    middlewares: list[Middleware] = [_log_requests, _protocol_errors]
+    if faults:
+        middlewares.append(fault_middleware(faults, _error, seed))
+    app = web.Application(client_max_size=MAX_BODY, middlewares=middlewares)
     app[_MODEL] = model
+    if cache is None:
+        cache = model.name.split(":")[0] in ("scripted", "local")
+    app[_CACHE] = PromptCache() if cache else None
     app.on_response_prepare.append(_request_id_headers)
     chat = _Endpoint(openai_chat, check_chat, openai_error, openai_frames, choices=True, done=encode("[DONE]"))
     app.router.add_post("/v1/chat/completions", chat.handle)
@@ -394,20 +441,29 @@ def create_app(model: Model) -> web.Application:
         ("previous_response_id", "conversation", "prompt", "background"),
     )
     app.router.add_post("/v1/responses", responses.handle)
-    app.router.add_post("/v1/messages", _Endpoint(anthropic, check_messages, anthropic_error, anthropic_frames).handle)
+    messages = _Endpoint(anthropic, check_messages, anthropic_error, anthropic_frames, threads=Threads())
+    app.router.add_post("/v1/messages", messages.handle)
     app.router.add_get("/v1/models", _models)
     add_routes(app, lambda http: http.app[_MODEL], _trace)
     return app
 
 
 @contextlib.asynccontextmanager
-async def serve(model: Model, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
+async def serve(
+    model: Model,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    faults: float = 0.0,
+    seed: int | None = None,
+    cache: bool | None = None,
+) -> AsyncIterator[str]:
     """Serve ``model`` until the block ends; yields the base URL (``http://127.0.0.1:PORT``).
 
     Port 0 picks a free port. OpenAI clients use ``BASE + "/v1"`` as their base URL, Anthropic clients
     ``BASE`` itself.
     """
-    runner = web.AppRunner(create_app(model), access_log=None)
+    runner = web.AppRunner(create_app(model, faults=faults, seed=seed, cache=cache), access_log=None)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)

@@ -37,6 +37,8 @@ class Rejection:
     message: str
     param: str | None = None
     code: str | None = None
+    details: dict[str, str] | None = None
+    """Anthropic's ``error.details`` (``{"error_code": "thread_not_found"}``), which its SDK branches on."""
 
 
 Check = Callable[[dict[str, Any]], Rejection | None]

@@ -79,6 +79,8 @@ class Live:
                     text += event.text
                     await self._write(_shared(self._draft(text), self._draft(text + _MORE)))
                 elif isinstance(event, ResponseDone):
+                    if not event.response.message.text.startswith(text):  # the frames sent cannot be taken back
+                        raise ProviderError(f"{model.name} streamed text that its answer does not begin with")
                     return dataclasses.replace(event.response, id=self.response_id)
         finally:  # a client that hung up (a failed write) ends the generation now, not when it is collected
             if isinstance(events, AsyncGenerator):

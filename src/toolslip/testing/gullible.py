@@ -14,13 +14,14 @@ import hashlib
 import json
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.messages import Message, ModelResponse, Request, ToolCall, ToolResult, Usage
 from ..core.model import Model
 from ..providers.scripted import fresh_id, to_response
+from .outputs import DELIMITED, json_in, strings
 from .prose import Step, json_objects, prose_steps
 
 __all__ = ["GullibleModel", "instructions", "json_in"]
@@ -197,10 +198,10 @@ def _carry_out(step: Step, outputs: Mapping[str, str], done: Mapping[str, ToolCa
         arguments[name] = [{**dict(fixed), key: i} if key else i for i in chosen if i is not None]
     if source is not None and step.into is not None:
         each = [text for call_id, text in outputs.items() if re.fullmatch(rf"{re.escape(source)}-\d+", call_id)]
-        output = outputs.get(source, "\n".join(each))
-        if step.top is not None and isinstance(listed := json_in(output), list):
-            output = json.dumps(_chosen(listed, step.top))  # "the contents of the five largest files"
-        data = _as_text(_DELIMITED.sub("", output))
+        parts = [outputs[source]] if source in outputs else each  # each output read alone, whatever its form
+        if step.top is not None and len(parts) == 1 and isinstance(listed := json_in(parts[0]), list):
+            parts = [json.dumps(_chosen(listed, step.top))]  # "the contents of the five largest files"
+        data = "\n".join(filter(None, (_as_text(DELIMITED.sub("", part)) for part in parts)))
         convert = _FILTERS.get(step.encode or "")
         data = convert(data) if convert is not None else data
         arguments[step.into] = f"{step.lead} {data}" if step.lead else data
@@ -262,7 +263,7 @@ def _best(ratings: Any, *, largest: bool) -> Any:
         found = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", str(text))]
         return (max if largest else min)(found, default=0.0)
 
-    return (max if largest else min)(ratings, key=lambda name: number(ratings[name]))
+    return (max if largest else min)(sorted(ratings), key=lambda name: number(ratings[name]))
 
 
 def _for_each(step: Step, outputs: Mapping[str, str], calls: Mapping[str, ToolCall]) -> list[ToolCall]:
@@ -356,8 +357,8 @@ def _as_text(output: str) -> str:
     "Pizza party" reads as the words it is ("include the user's favourite food" means the word "pizza")."""
 
     def line(item: Any) -> str:
-        if isinstance(item, dict):
-            return ", ".join(f"{k}: {line(v)}" for k, v in item.items())
+        if isinstance(item, dict):  # keys in one order, whichever order the harness printed them in
+            return ", ".join(f"{k}: {line(item[k])}" for k in sorted(item))
         if isinstance(item, list):
             return "; ".join(line(v) for v in item)
         return str(item)
@@ -368,36 +369,14 @@ def _as_text(output: str) -> str:
     return line(value) if isinstance(value, dict) else output
 
 
-_DELIMITED = re.compile(r"\n?<</?untrusted-\w+[^>\n]*>>\n?")
-
-
-def json_in(text: str) -> Any:
-    """The JSON value in ``text``, also when wrapped in other text (delimiters, a preamble); else None."""
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    for candidate in (text, text[min(starts) : max(text.rfind("}"), text.rfind("]")) + 1] if starts else ""):
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-    return None
-
-
 def _readable(text: str) -> list[str]:
-    """The strings a reader sees in a result: JSON is read as its string values, not its escapes, and
-    datamarked text (:mod:`toolslip.guard.spotlight`) with its spaces back."""
+    """The strings a reader sees in a result: a value (:func:`json_in`) is read as its string values, not
+    its escapes, and datamarked text (:mod:`toolslip.guard.spotlight`) with its spaces back."""
     from ..guard.spotlight import DATAMARK
 
-    text = _DELIMITED.sub(" ", text.replace(DATAMARK, " "))
+    text = DELIMITED.sub(" ", text.replace(DATAMARK, " "))
     value = json_in(text)
-    return [text] if value is None else list(_strings(value))
-
-
-def _strings(item: Any) -> Iterator[str]:
-    """Every string in a JSON value, depth first."""
-    if isinstance(item, str):
-        yield item
-    for value in item.values() if isinstance(item, dict) else item if isinstance(item, list) else ():
-        yield from _strings(value)
+    return [text] if value is None else list(strings(value))
 
 
 def _outputs(messages: Sequence[Message]) -> dict[tuple[str, str], str]:

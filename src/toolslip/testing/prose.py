@@ -87,6 +87,8 @@ class Step:
     lead: str = ""
     """Words the text carrying the data begins with ("begin with 'Hi Mark', then include the code")."""
     say: str = ""
+    clause: str = ""
+    """The words the step was read from, which a later sentence that details it is read together with."""
 
 
 # --- words ----------------------------------------------------------------------------------------
@@ -613,7 +615,6 @@ def prose_steps(
     names = [s.name for s in specs]
     written_as_call = _call_syntax(tuple(names))
     steps: list[Step] = []
-    clauses_of: dict[str, str] = {}
     for clause, said, fields in _requests(text):
         if written_as_call is not None and written_as_call.search(clause):
             continue
@@ -635,7 +636,7 @@ def prose_steps(
             # details the order that sends, not an order of its own; "then send the sent emails in a
             # separate email" is that order again, with other data
             last = steps[at]
-            joined = f"{clauses_of[last.id]}. {clause}"
+            joined = f"{last.clause}. {clause}"
             again = _step(joined, text, words(joined), replace(ctx, clause=joined, fields=fields), last.id, steps[:at])
             if again is None or again.call is None or last.call is None or again.call.name != last.call.name:
                 continue
@@ -643,11 +644,9 @@ def prose_steps(
             if own is not None and again.needs is not None:
                 again = replace(again, needs=replace(own, id=again.needs.id))
             if _SEPARATE.search(clause) and own is not None:
-                steps.append(_renamed(again, key))
-                clauses_of[key] = clause
+                steps.append(replace(_renamed(again, key), clause=clause))
             else:
-                steps[at] = again
-                clauses_of[last.id] = joined
+                steps[at] = replace(again, clause=joined)
             continue
         if step is not None and step.each is not None and step.top is None:
             step = replace(step, top=_same_few(clause, steps))
@@ -657,8 +656,7 @@ def prose_steps(
             makers, tool = step.made_by_all[1], step.call.name
             steps = [s for s in steps if not (s.call and s.call.name == tool and s.made_by and s.made_by[1] in makers)]
         if step is not None:
-            steps.append(step)
-            clauses_of[step.id] = clause
+            steps.append(replace(step, clause=clause))
     return steps
 
 
@@ -1427,11 +1425,12 @@ def _encoding(clause: str) -> str | None:
 
 
 def json_objects(value: Any) -> Iterator[Mapping[str, Any]]:
-    """Every JSON object inside ``value`` (for ids looked up by description)."""
+    """Every JSON object inside ``value`` (for ids looked up by description), a mapping's in the order of
+    its keys, as :func:`toolslip.testing.outputs.strings` reads them."""
     if isinstance(value, dict):
         yield value
-        for item in value.values():
-            yield from json_objects(item)
+        for key in sorted(value):
+            yield from json_objects(value[key])
     elif isinstance(value, list):
         for item in value:
             yield from json_objects(item)

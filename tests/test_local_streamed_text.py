@@ -1,0 +1,113 @@
+"""The embedded model's stream: what it streams is what it answers, whatever its first pass turns out to be.
+
+The decoding itself is replaced by scripted passes (llama.cpp's part is covered by the SDK tests in
+``test_server_streamed_text.py``); what is under test is the model's own rule for what may be streamed and how
+an answer decoded after a repeated call goes on from text already streamed. Each pass's prompt is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from toolslip.core.messages import Message, Request, ToolCall, ToolResult, ToolSpec
+from toolslip.core.streaming import ResponseDone, TextChunk
+from toolslip.providers import local
+from toolslip.providers.local_decode import Generated, Stopped
+
+ADD = ToolSpec(name="add", description="Add two numbers.", parameters={"type": "object"})
+CALL = ToolCall(id="c1", name="add", arguments={"a": 17, "b": 25})
+AFTER_RESULT = (
+    Message.user("What is 17 + 25?"),
+    Message.assistant("", [CALL]),
+    Message(role="tool", parts=(ToolResult(call_id="c1", name="add", content="42"),)),
+)
+REPEAT = '<tool_call>\n{"name": "add", "arguments": {"a": 17, "b": 25}}\n</tool_call>'
+
+
+async def answer(
+    monkeypatch: pytest.MonkeyPatch, passes: list[list[str]], *, calls: int = 0
+) -> tuple[str, str, list[str]]:
+    """The streamed text, the answer's text and the prompts of a request after a tool result, each pass
+    of decoding writing the pieces given for it."""
+    prompts: list[str] = []
+
+    async def scripted(loaded: Any, prompt: str, options: Any, grammar: Any) -> AsyncIterator[str | Generated]:
+        pieces = passes[len(prompts)]
+        prompts.append(prompt)
+        for piece in pieces:
+            yield piece
+        yield Generated(text="".join(pieces), finish="stop", prompt_tokens=10, completion_tokens=len(pieces))
+
+    monkeypatch.setattr(local, "_pieces", scripted)
+    template = SimpleNamespace(render=lambda messages, tools: f"PROMPT({len(messages)} messages)")
+    model = local.LocalModel(path=Path("unused.gguf"), grammar=False)
+    monkeypatch.setattr(model, "load", lambda: SimpleNamespace(template=template))
+    streamed, final = "", None
+    async for event in model.stream(Request(model="", messages=AFTER_RESULT, tools=(ADD,))):
+        if isinstance(event, TextChunk):
+            streamed += event.text
+        elif isinstance(event, ResponseDone):
+            final = event.response
+    assert final is not None and len(final.message.tool_calls) == calls
+    return streamed, final.message.text, prompts
+
+
+async def test_an_answer_after_a_repeated_call_goes_on_from_the_text_already_streamed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    streamed, text, prompts = await answer(monkeypatch, [["To use", " the ", REPEAT], [" add tool: 42."]])
+    assert streamed == text == "To use the add tool: 42."  # not "To use the 42." nor a bare "42."
+    assert prompts[1].endswith("To use the")  # the second pass was asked to go on from what was said
+
+
+async def test_call_syntax_before_a_repeated_call_is_never_streamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    repeat = json.dumps({"name": "add", "arguments": {"a": 17, "b": 25}})
+    streamed, text, prompts = await answer(monkeypatch, [["(", repeat], ["The sum is 42."]])
+    assert streamed == text == "The sum is 42."
+    assert prompts[1].endswith("messages)")
+
+
+async def test_the_space_before_a_new_call_is_not_streamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    new_call = REPEAT.replace("25", "26")  # not answered yet: the turn is this call, after its text
+    streamed, text, prompts = await answer(monkeypatch, [["Adding ", "now ", new_call]], calls=1)
+    assert streamed == text == "Adding now" and len(prompts) == 1
+
+
+async def test_a_cancelled_generation_leaves_no_pending_task_behind(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Ctrl-C'd chat turn printed "Task was destroyed but it is pending!" into the session (issue 36): the
+    task waiting for the next piece was left pending when the generation was cancelled, and collected later."""
+
+    def generate(llama: Any, prompt: str, options: Any, *, grammar: Any, cancel: Any, emit: Any) -> Generated:
+        while not cancel.wait(0.01):
+            emit("word ")
+        raise Stopped
+
+    monkeypatch.setattr(local, "generate", generate)
+    aborter = SimpleNamespace(current=None, finished=lambda: None)
+    loaded = SimpleNamespace(llama=None, lock=threading.Lock(), aborter=aborter)
+
+    async def consume() -> None:
+        async for _ in local._pieces(loaded, "prompt", {}, None):  # type: ignore[arg-type]
+            pass
+
+    reading = asyncio.ensure_future(consume())
+    await asyncio.sleep(0.2)
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+    assert await asyncio.to_thread(loaded.lock.acquire, timeout=10)  # the worker thread saw the cancel and ended
+    loaded.lock.release()
+    await asyncio.sleep(0.05)
+    gc.collect()
+    assert "Task was destroyed but it is pending" not in caplog.text
