@@ -50,7 +50,10 @@ async def answer(
     monkeypatch.setattr(local, "_pieces", scripted)
     template = SimpleNamespace(render=lambda messages, tools: f"PROMPT({len(messages)} messages)")
     model = local.LocalModel(path=Path("unused.gguf"), grammar=False)
-    monkeypatch.setattr(model, "load", lambda: SimpleNamespace(template=template))
+    # the window check (providers/local_window.py) counts the prompt's tokens: one per character here
+    llama = SimpleNamespace(n_ctx=lambda: 8192, tokenize=lambda text, **_: list(text))
+    loaded = SimpleNamespace(template=template, llama=llama, lock=threading.Lock())
+    monkeypatch.setattr(model, "load", lambda: loaded)
     streamed, final = "", None
     async for event in model.stream(Request(model="", messages=AFTER_RESULT, tools=(ADD,))):
         if isinstance(event, TextChunk):

@@ -9,7 +9,6 @@ import pytest
 from toolslip.errors import ConfigError
 from toolslip.messages import Image, Message, ProviderPart, Text, ToolCall, ToolResult, ToolSpec
 from toolslip.providers.local_chat import (
-    ANSWER_PROMPT,
     ChatTemplate,
     answer_messages,
     fresh_calls,
@@ -203,5 +202,7 @@ def test_a_call_answered_already_is_not_fresh() -> None:
     other = ToolCall(id="c5", name="get_weather", arguments={"city": "广州"})
     assert fresh_calls([again, retry, other], history) == [retry, other]
     prompt = answer_messages(history)
-    assert prompt[-1].text.endswith(ANSWER_PROMPT) and prompt[-1].tool_results == history[-1].tool_results
+    # the question is quoted: with a caller's system prompt the model otherwise repeated it as its answer
+    assert prompt[-1].text.endswith("Now answer my question (天气?) using the tool results above.")
+    assert prompt[-1].tool_results == history[-1].tool_results
     assert history[-1].text == ""  # the conversation itself is unchanged

@@ -19,7 +19,7 @@ from .context import RunContext
 from .execution import timeout_outcome
 from .tools import Tool, Toolbox
 
-__all__ = ["execute_call", "not_executed", "truncate_output"]
+__all__ = ["cut_output", "execute_call", "not_executed", "truncate_output"]
 
 
 async def execute_call(call: ToolCall, tool: Tool | None, tools: Toolbox, ctx: RunContext | None = None) -> ToolResult:
@@ -70,11 +70,15 @@ def _error(call: ToolCall, text: str) -> ToolResult:
 
 def truncate_output(result: ToolResult, tool: Tool | None) -> ToolResult:
     """Cut text output longer than the tool's ``max_output_chars``, with a marker the model can read."""
-    limit = tool.max_output_chars if tool is not None else None
+    return cut_output(result, tool.max_output_chars if tool is not None else None)
+
+
+def cut_output(result: ToolResult, limit: int | None, why: str = "") -> ToolResult:
+    """``result`` with its text cut to ``limit`` characters and a marker saying how much was left out (and ``why``)."""
     if limit is None or not isinstance(result.content, str) or len(result.content) <= limit:
         return result
     cut = len(result.content) - limit
-    marker = f"\n[... output truncated: {cut} more characters not shown]"
+    marker = f"\n[... output truncated: {cut} more characters not shown{why}]"
     return replace(result, content=result.content[:limit] + marker)
 
 

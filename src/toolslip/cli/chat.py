@@ -44,6 +44,7 @@ from .outcome import Outcome
 from .render import Renderer
 from .resume import finish, is_model_file, load_model
 from .runs import open_store
+from .window import add_window_options, output_cap, sized_model
 
 __all__ = ["register"]
 
@@ -79,6 +80,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-steps", type=at_least(1), default=8, help="model calls per turn (default 8)")
     add_limit_options(p)
     add_run_options(p)
+    add_window_options(p)
     p.set_defaults(handler=_handle)
 
 
@@ -98,6 +100,7 @@ def _handle(args: argparse.Namespace) -> int:
         check_model(args.model)
     with ctrl_c_held():
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
+    model = sized_model(args, model)
     why = continued_why + why.removeprefix("given") if continued_why else why
     print(f"model: {model.name} ({why})")
     args.model = args.model or model.name
@@ -108,7 +111,7 @@ def _handle(args: argparse.Namespace) -> int:
         tools=tools,
         system=args.system,
         max_steps=args.max_steps,
-        hooks=hooks_from_args(args, journal),
+        hooks=[*hooks_from_args(args, journal), *filter(None, [output_cap(args, model)])],
         limits=limits,  # checked now (a cost limit needs a priced model); each turn gets what is left of it
         mode="code" if args.code else "tool",
     )

@@ -28,6 +28,7 @@ from .render import Renderer
 from .resume import finish, is_model_file, load_model, print_value, value_json
 from .runs import open_store
 from .streams import stdout_to_stderr
+from .window import add_window_options, output_cap, sized_model
 
 if TYPE_CHECKING:
     from ..core.messages import ServerTool
@@ -103,6 +104,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_mcp_option(p)
     add_limit_options(p)
     add_run_options(p)
+    add_window_options(p)
     p.set_defaults(handler=_handle)
 
 
@@ -126,6 +128,7 @@ def _handle(args: argparse.Namespace) -> int:
         check_model(args.model)
     with ctrl_c_held():  # the provider's HTTP stack (or the local model's) is imported here
         model, why = (load_model(args.model), "given") if is_model_file(args.model) else default_model(args.model)
+    model = sized_model(args, model)
     why = continued_why + why.removeprefix("given") if continued_why else why  # a scripted model still says so
     json_only = args.json or args.output_type is not None  # stdout: the JSON alone
     out = sys.stderr if json_only else sys.stdout
@@ -175,6 +178,8 @@ async def _run(
     from ..agent.tools import Toolbox
 
     hooks = hooks_from_args(args, journal)
+    if (cap := output_cap(args, model)) is not None:  # last: the journal records the whole output
+        hooks.append(cap)
     if args.gate:  # after the journal's replayer, before dedup and approval
         from ..guard.policy import TaintGate
 

@@ -14,99 +14,31 @@ Install with ``pip install 'toolslip[local]'`` (builds llama.cpp from source the
 from __future__ import annotations
 
 import asyncio
-import atexit
 import dataclasses
 import importlib.util
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from ..core._display import did_you_mean
 from ..core.errors import ConfigError, InvalidValue, ProviderError
-from ..core.messages import Message, ModelResponse, Request, Settings, StopReason, ToolCall, ToolSpec, Usage, UseTool
-from ..core.model import IGNORED
+from ..core.messages import Message, ModelResponse, Request, StopReason, ToolSpec, Usage
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
-from .local_chat import ChatTemplate, answer_messages, fresh_calls, parse_output, tool_grammar
-from .local_code import PROGRAM_START, code_functions, code_grammar, code_messages, parse_program
-from .local_decode import Aborter, Generated, generate
+from .local_chat import answer_messages, fresh_calls, parse_output, tool_grammar
+from .local_code import PROGRAM_START, code_functions, code_grammar, code_messages, parsed
+from .local_decode import Generated, compiled, generate, whole
+from .local_figures import FigureGate, marked, nudged, response_extra, steered, ungrounded
+from .local_load import LoadedModel, load_llama
 from .local_probe import check_library
-from .local_settings import triage
+from .local_settings import capped, offer, triage
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
-
-if TYPE_CHECKING:
-    from llama_cpp import Llama
+from .local_window import fit_prompt
 
 __all__ = ["LoadedModel", "LocalModel", "available", "create_model", "load_llama", "local_model"]
-
-INSTALL_HINT = "pip install 'toolslip[local]'"
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedModel:
-    """A GGUF file in memory, its chat template, the lock that serialises calls to it, and its abort switch."""
-
-    llama: Llama
-    template: ChatTemplate
-    lock: threading.Lock
-    aborter: Aborter
-
-
-_loaded: dict[tuple[str, int, int], LoadedModel] = {}
-_loading = threading.Lock()
-
-
-def load_llama(path: Path, *, n_ctx: int, n_threads: int) -> LoadedModel:
-    """Load a GGUF file once per process (and per context size and thread count) and keep it."""
-    key = (str(path), n_ctx, n_threads)
-    with _loading:
-        if key in _loaded:
-            return _loaded[key]
-        check_library(path, n_threads=n_threads)  # a library that would kill this process says so first
-        try:
-            from llama_cpp import Llama
-        except ImportError as exc:
-            raise ConfigError(f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}") from exc
-        try:
-            # Prompt evaluation too: llama-cpp-python would use every core for it, which was 2-4x slower
-            # than one thread on a busy 2-core machine (OpenMP threads spin while they wait for a core).
-            llama = Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False
-            )
-        except ValueError as exc:  # llama-cpp-python's word for "could not load this file"
-            raise ConfigError(f"llama.cpp could not load {path}: {exc}") from exc
-        source = llama.metadata.get("tokenizer.chat_template")
-        if not source:
-            raise ConfigError(f"{path} has no chat template in its metadata; use an instruct/chat GGUF")
-        template = ChatTemplate(
-            source, bos_token=_token(llama, llama.token_bos()), eos_token=_token(llama, llama.token_eos())
-        )
-        if not _loaded:
-            atexit.register(_close_all)
-        aborter = Aborter()
-        aborter.install(llama)
-        _loaded[key] = loaded = LoadedModel(llama=llama, template=template, lock=threading.Lock(), aborter=aborter)
-        return loaded
-
-
-def _close_all() -> None:
-    """Free the models before interpreter teardown: llama-cpp-python's own finaliser fails that late."""
-    for loaded in _loaded.values():
-        loaded.llama.close()
-    _loaded.clear()
-    # llama-cpp-python opens two /dev/null files at import and never closes them, so every process that
-    # used the model printed ResourceWarnings at exit; with the models freed nothing writes to them again.
-    from llama_cpp import _utils
-
-    for null in (_utils.outnull_file, _utils.errnull_file):
-        null.close()
-
-
-def _token(llama: Llama, token_id: int) -> str:
-    return llama.detokenize([token_id], special=True).decode("utf-8", errors="replace") if token_id >= 0 else ""
 
 
 @dataclass(eq=False)
@@ -135,6 +67,9 @@ class LocalModel:
     ``toolslip serve`` can forward it as it is decoded (:mod:`toolslip.server.live`)."""
     output_mode: ClassVar[str] = "native"
     """Typed answers are asked for in ``Request.output``, which the grammar then guarantees."""
+    check_figures: bool = True
+    """With tools offered, ask once more when an answer gives figures that neither the conversation nor a
+    tool gave, and mark those still left in a text answer (:mod:`.local_figures`)."""
     repeat_guard: bool = True
     """Asked again for a call already answered in the conversation it was given, answer instead (same request).
 
@@ -159,37 +94,48 @@ class LocalModel:
         """
         loaded = await asyncio.to_thread(self.load)
         settings = request.settings
-        tools, allow_text, max_calls = _offer(request.tools, settings)
+        tools, allow_text, max_calls = offer(request.tools, settings)
         picked = triage(settings, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed)
-        if picked.max_tool_calls is not None:
-            max_calls = max(1, min(max_calls or picked.max_tool_calls, picked.max_tool_calls))
+        max_calls = capped(max_calls, picked.max_tool_calls)
         calling = bool(request.tools) and settings.tool_choice != "none"
         # Under tool_choice "none" the tools leave the prompt too: with them listed, the 0.5B model kept
         # writing calls as text instead of answering.
-        messages = request.messages if request.output is None else with_answer_schema(request.messages, request.output)
         code = code_functions(request.tools) if calling else None  # code mode: the model writes a program
-        opened = ""  # where the prompt has opened the program's block already
-        if code is not None:
-            messages, ran = code_messages(messages, code)
-            opened = PROGRAM_START if ran is None else ""
-            grammar = _compiled(code_grammar(program=ran is not True, answer=ran is not None)) if self.grammar else None
-        else:
-            grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
-        prompt = loaded.template.render(messages, request.tools if calling and code is None else ()) + opened
-        shown = _Shown(screen=calling)
-        async for piece in _pieces(loaded, prompt, picked.options, grammar):
+        offered = request.tools if calling and code is None else ()
+        steer = calling and code is None and self.check_figures
+        messages = steered(request.messages) if steer else list(request.messages)
+        reserve = min(int(picked.options["max_tokens"]), self.n_ctx // 4)
+        in_memory = (loaded.llama, loaded.template, loaded.lock)
+        messages = await asyncio.to_thread(fit_prompt, in_memory, messages, offered, reserve)
+        # Figures are checked before they are shown (local_figures): the text streams up to its first digit.
+        checking = steer and allow_text
+        shown, gate = _Shown(screen=calling), FigureGate(on=checking)
+        decoding, opened = (
+            self._program(loaded, messages, picked.options, code)
+            if code is not None
+            else (self._decide(loaded, messages, offered, picked.options, request, tools, max_calls, allow_text), "")
+        )
+        async for piece in decoding:
             if isinstance(piece, Generated):
                 out = piece
-            elif chunk := shown.add(piece):
+            elif chunk := shown.add(gate.let(piece)):
                 yield TextChunk(text=chunk)
-        text, calls = _parsed(opened + out.text, request, tools, calling=calling, code=code is not None)
+        text, calls = parsed(opened + out.text, request, tools, calling=calling, code=code is not None)
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+        again = nudged(messages, text) if checking and not calls and not shown.sent else None
+        doubted = text if again is not None else None
+        if again is not None:  # asked once more, the figures named, the tools offered
+            out = await whole(self._decide(loaded, again, offered, picked.options, request, tools, max_calls))
+            text, calls = parse_output(out.text, tools)
+            usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+        unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and self.repeat_guard and allow_text:
             calls = fresh_calls(calls, request.messages)
             if not calls:  # each call repeats one already answered: the answer is decoded instead
                 # What was streamed is said: the answer continues it (prompt and all) instead of replacing it.
                 said = shown.said
-                prompt = loaded.template.render(answer_messages(messages), ()) + said
+                schema = messages if request.output is None else with_answer_schema(messages, request.output)
+                prompt = loaded.template.render(answer_messages(schema), ()) + said
                 answer = self._grammar(request, (), allow_text=True, max_calls=None, after=said)
                 shown = _Shown(screen=False, text=said, sent=len(said))
                 async for piece in _pieces(loaded, prompt, picked.options, answer):
@@ -199,6 +145,9 @@ class LocalModel:
                         yield TextChunk(text=chunk)
                 text = (said + out.text).strip()
                 usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+                unsupported = ungrounded(text, request.messages) if self.check_figures else []
+        if unsupported and request.output is None:
+            text = marked(text, unsupported)  # so nobody takes them for a tool's data
         if rest := shown.rest(text):
             yield TextChunk(text=rest)
         stop: StopReason = "tool_use" if calls else ("max_tokens" if out.finish == "length" else "end_turn")
@@ -209,12 +158,58 @@ class LocalModel:
             model=self.name,
             id=f"cmpl-{uuid.uuid4()}",
             # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
-            extra={IGNORED: picked.ignored} if picked.ignored else {},
+            extra=response_extra(picked.ignored, unsupported, doubted),
         )
         for event in response_to_events(dataclasses.replace(response, message=Message.assistant("", calls))):
             if not isinstance(event, ResponseDone):
                 yield event
         yield ResponseDone(response=response)
+
+    def _program(
+        self, loaded: LoadedModel, messages: Sequence[Message], options: dict[str, Any], code: Mapping[str, Any]
+    ) -> tuple[AsyncIterator[str | Generated], str]:
+        """Code mode's decoding, and the text the prompt ends with: the program's block is opened in the prompt
+        until a program has run, and the grammar allows a program over the offered functions or an answer."""
+        messages, ran = code_messages(messages, code)
+        opened = PROGRAM_START if ran is None else ""
+        grammar = compiled(code_grammar(program=ran is not True, answer=ran is not None)) if self.grammar else None
+        return _pieces(loaded, loaded.template.render(messages, ()) + opened, options, grammar), opened
+
+    async def _decide(
+        self,
+        loaded: LoadedModel,
+        messages: Sequence[Message],
+        offered: Sequence[ToolSpec],
+        options: dict[str, Any],
+        request: Request,
+        tools: tuple[ToolSpec, ...],
+        max_calls: int | None,
+        allow_text: bool = True,
+    ) -> AsyncIterator[str | Generated]:
+        """One turn's generation from ``messages``: its pieces, then the whole.
+
+        With tools and a typed answer both open, the first token is decoded alone (calls or text, no schema
+        in the prompt: with ``calls | answer`` and the schema 8 of 8 answered at once); a call goes on from
+        the same prompt, anything else becomes the typed answer with the schema after the conversation.
+        """
+        if request.output is None or not (tools and allow_text and self.grammar):
+            shown = messages if request.output is None else with_answer_schema(messages, request.output)
+            grammar = self._grammar(request, tools, allow_text=allow_text, max_calls=max_calls)
+            async for piece in _pieces(loaded, loaded.template.render(shown, offered), options, grammar):
+                yield piece
+            return
+        prompt = loaded.template.render(messages, offered)
+        first = compiled(tool_grammar(tools, allow_text=True, max_calls=1))
+        probe = await whole(_pieces(loaded, prompt, options | {"max_tokens": 1}, first))
+        if probe.text.lstrip().startswith("<"):
+            grammar = tool_grammar(tools, allow_text=False, max_calls=max_calls)
+        else:
+            prompt = loaded.template.render(with_answer_schema(messages, request.output, at_end=True), offered)
+            grammar = answer_grammar(request.output, (), max_calls=None)
+        async for piece in _pieces(loaded, prompt, options, compiled(grammar)):
+            if isinstance(piece, Generated):
+                piece = dataclasses.replace(piece, prompt_tokens=piece.prompt_tokens + probe.prompt_tokens)
+            yield piece
 
     def _grammar(
         self,
@@ -238,22 +233,7 @@ class LocalModel:
             source = answer_grammar(request.output, tools, max_calls=max_calls)
         else:  # with no tools left (an answer instead of a repeated call), only the text branch remains
             source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls)
-        return _compiled(source)
-
-
-def _parsed(
-    text: str, request: Request, tools: tuple[ToolSpec, ...], *, calling: bool, code: bool
-) -> tuple[str, list[ToolCall]]:
-    """The answer text and the calls in what the model wrote (a fenced program, in code mode)."""
-    if code:
-        return parse_program(text, request.tools[0].name)
-    return parse_output(text, tools) if calling else (text.strip(), [])
-
-
-def _compiled(source: str) -> Any:
-    from llama_cpp.llama_grammar import LlamaGrammar
-
-    return LlamaGrammar.from_string(source, verbose=False)
+        return compiled(source)
 
 
 @dataclass
@@ -359,22 +339,6 @@ def _retrieve(task: asyncio.Future[Generated]) -> None:
     """Collect a stopped worker's outcome, so asyncio does not report an exception nobody awaited."""
     if not task.cancelled():
         task.exception()
-
-
-def _offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:
-    """Which tools the grammar allows, whether a text answer is allowed, and how many calls per turn."""
-    choice = settings.tool_choice
-    # One call per turn unless parallel calls are asked for: the 0.5B model otherwise fills its output
-    # limit with copies of the same call.
-    max_calls = None if settings.parallel_tool_calls else 1
-    if choice == "none":
-        return (), True, max_calls
-    if isinstance(choice, UseTool):
-        chosen = tuple(s for s in specs if s.name == choice.name)
-        if not chosen:
-            raise ConfigError(f"tool_choice names {choice.name!r}, which is not among the offered tools")
-        return chosen, False, max_calls
-    return specs, choice != "required" or not specs, max_calls
 
 
 def create_model(model: str, **options: Any) -> LocalModel:

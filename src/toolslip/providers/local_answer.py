@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from ..core.messages import Message, OutputSchema, ToolSpec
+from ..core.messages import Message, OutputSchema, Text, ToolSpec
 from .local_chat import calls_rule
 
 __all__ = ["answer_grammar", "with_answer_schema"]
@@ -34,12 +35,19 @@ def answer_grammar(output: OutputSchema, tools: Sequence[ToolSpec], *, max_calls
     return f"{rules}\nroot ::= {calls} | answer" if calls else f"{rules}\nroot ::= answer"
 
 
-def with_answer_schema(messages: Sequence[Message], output: OutputSchema) -> list[Message]:
-    """``messages`` with the answer's schema added to the system prompt."""
+def with_answer_schema(messages: Sequence[Message], output: OutputSchema, *, at_end: bool = False) -> list[Message]:
+    """``messages`` with the answer's schema added to the system prompt, or ``at_end`` after the last message.
+
+    At the end when tools are offered too: in the system prompt the schema turned the 0.5B model from
+    calling a tool to answering at once (see :data:`.local_figures.STEER`), and there the prompt's start
+    stays the one llama.cpp has already evaluated for the turn's first token.
+    """
     note = (
         "Give your final answer as one JSON value that follows this JSON Schema:\n"
         f"{json.dumps(dict(output.schema), ensure_ascii=False)}"
     )
+    if at_end and messages and messages[-1].role in ("user", "tool"):
+        return [*messages[:-1], replace(messages[-1], parts=(*messages[-1].parts, Text(text=f"\n\n{note}")))]
     if messages and messages[0].role == "system":
         return [Message.system(f"{messages[0].text}\n\n{note}"), *messages[1:]]
     return [Message.system(note), *messages]

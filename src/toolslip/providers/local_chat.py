@@ -26,8 +26,15 @@ ANSWER_PROMPT = "Using the tool results above, answer my question now."
 prompt only). The loop's RepeatGuard measured it: without it the 0.5B model's forced answer held the
 temperature in 0 of 4 weather questions ("Sorry, but I can't assist with that."), with it in 4 of 4."""
 
+QUOTED_ANSWER_PROMPT = "Now answer my question ({question}) using the tool results above."
+"""What the model's own repeat guard adds instead, with the user's last question quoted. With
+:data:`ANSWER_PROMPT` under a system prompt of the caller's own ("Answer weather questions with the tool.",
+as the OpenAI Agents SDK's examples write) the 0.5B model repeated the question as its answer in 2 of 3
+weather questions; with the question quoted, 9 of 9 answered across three system prompts (issue 36)."""
+
 __all__ = [
     "ANSWER_PROMPT",
+    "QUOTED_ANSWER_PROMPT",
     "ChatTemplate",
     "answer_messages",
     "calls_rule",
@@ -341,8 +348,15 @@ def _call_key(call: ToolCall) -> tuple[str, str]:
 
 
 def answer_messages(messages: Sequence[Message]) -> list[Message]:
-    """``messages`` with :data:`ANSWER_PROMPT` after the last tool results, for a request that must answer."""
+    """``messages`` with :data:`QUOTED_ANSWER_PROMPT` after the last tool results, for a request that must answer."""
     out = list(messages)
     if out and out[-1].role == "tool":
-        out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=ANSWER_PROMPT)))
+        asked = next((m.text for m in reversed(out) if m.role == "user" and m.text.strip()), "")
+        question = asked.strip() if len(asked) <= _QUOTED else asked.strip()[:_QUOTED] + "..."
+        line = QUOTED_ANSWER_PROMPT.format(question=question) if question else ANSWER_PROMPT
+        out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
     return out
+
+
+_QUOTED = 300
+"""Characters of the question quoted in :data:`QUOTED_ANSWER_PROMPT`; a longer one is cut."""

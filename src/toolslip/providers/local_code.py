@@ -27,9 +27,18 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.messages import Message, ToolCall, ToolSpec
+from ..core.messages import Message, Request, ToolCall, ToolSpec
+from .local_chat import parse_output
 
-__all__ = ["CODE_FUNCTIONS", "PROGRAM_START", "code_functions", "code_grammar", "code_messages", "parse_program"]
+__all__ = [
+    "CODE_FUNCTIONS",
+    "PROGRAM_START",
+    "code_functions",
+    "code_grammar",
+    "code_messages",
+    "parse_program",
+    "parsed",
+]
 
 CODE_FUNCTIONS = "toolslip.code"
 """Key in the program tool's ``ToolSpec.extra``: the functions' ``stubs``, ``names`` and ``specs`` (their
@@ -180,3 +189,12 @@ def parse_program(text: str, tool: str) -> tuple[str, list[ToolCall]]:
         return text.strip(), []
     call = ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=tool, arguments={"code": found.group(1)})
     return "", [call]
+
+
+def parsed(
+    text: str, request: Request, tools: tuple[ToolSpec, ...], *, calling: bool, code: bool
+) -> tuple[str, list[ToolCall]]:
+    """The answer text and the calls in what the model wrote: a fenced program in code mode, else calls."""
+    if code:
+        return parse_program(text, request.tools[0].name)
+    return parse_output(text, tools) if calling else (text.strip(), [])

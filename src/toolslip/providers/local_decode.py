@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from ..core.errors import ProviderError
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-__all__ = ["Aborter", "Generated", "Stopped", "generate"]
+__all__ = ["Aborter", "Generated", "Stopped", "compiled", "generate", "whole"]
 
 _LLAMA_LOG = logging.getLogger("llama-cpp-python")  # llama-cpp-python prints llama.cpp's log by its level
 
@@ -142,3 +142,18 @@ def _is_end(llama: Llama, token: int) -> bool:
 
     # llama-cpp-python keeps the vocabulary on its private model wrapper; create_completion reads it there too.
     return bool(llama_cpp.llama_vocab_is_eog(llama._model.vocab, token))
+
+
+async def whole(pieces: AsyncIterator[str | Generated]) -> Generated:
+    """The :class:`Generated` at the end of a generation's pieces, its text not streamed (it may be asked again)."""
+    async for piece in pieces:
+        if isinstance(piece, Generated):
+            return piece
+    raise ProviderError("the local model ended without an answer")  # pragma: no cover - pieces always end so
+
+
+def compiled(source: str) -> Any:
+    """A GBNF grammar compiled by llama.cpp (imported here: loading llama.cpp is paid only when decoding)."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    return LlamaGrammar.from_string(source, verbose=False)

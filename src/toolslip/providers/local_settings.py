@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import ConfigError
-from ..core.messages import Settings
+from ..core.messages import Settings, ToolSpec, UseTool
 from ..formats._knob_values import from_format
 from ..formats.conversion import SHARED_FIELDS
 
-__all__ = ["SAMPLING_KEYS", "Triage", "triage"]
+__all__ = ["SAMPLING_KEYS", "Triage", "capped", "offer", "triage"]
 
 SAMPLING_KEYS = frozenset(
     {"seed", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
@@ -204,3 +204,24 @@ def triage(settings: Settings, *, max_tokens: int, temperature: float, seed: int
     calls = extra.get("max_tool_calls")
     ignored = sorted(k for k, v in extra.items() if k in _KNOWN | known and v not in _DEFAULTS.get(k, ()))
     return Triage(options=options, max_tool_calls=calls if isinstance(calls, int) else None, ignored=tuple(ignored))
+
+
+def capped(max_calls: int | None, asked: int | None) -> int | None:
+    """Calls per turn under a request's ``max_tool_calls`` (``asked``), at least one."""
+    return max_calls if asked is None else max(1, min(max_calls or asked, asked))
+
+
+def offer(specs: tuple[ToolSpec, ...], settings: Settings) -> tuple[tuple[ToolSpec, ...], bool, int | None]:
+    """Which tools the grammar allows, whether a text answer is allowed, and how many calls per turn."""
+    choice = settings.tool_choice
+    # One call per turn unless parallel calls are asked for: the 0.5B model otherwise fills its output
+    # limit with copies of the same call.
+    max_calls = None if settings.parallel_tool_calls else 1
+    if choice == "none":
+        return (), True, max_calls
+    if isinstance(choice, UseTool):
+        chosen = tuple(s for s in specs if s.name == choice.name)
+        if not chosen:
+            raise ConfigError(f"tool_choice names {choice.name!r}, which is not among the offered tools")
+        return chosen, False, max_calls
+    return specs, choice != "required" or not specs, max_calls

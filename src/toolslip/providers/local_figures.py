@@ -1,0 +1,180 @@
+"""Figures the embedded model wrote itself: an answer's numbers that neither the question nor a tool gave.
+
+A 0.5B model answers "Paris is sunny, 20 °C" without calling the weather tool, or "45,500 CNY each" without
+the calculator, and the answer reads exactly like tool data. The check is one rule for every question:
+with tools offered, each number in the answer must appear (as written or rounded) in the user's or the
+system's text, in a tool call's arguments or in a tool's result. Numbers under 10 written without a
+decimal point are left alone (counts, list numbering, "4 people"). A number nothing supports is
+*ungrounded*: the provider asks the model once more, naming the figures and offering the tools, and if
+the second answer still has some, it says so in the answer itself (:func:`marked`), so nobody takes
+them for a tool's data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..core.messages import Message, Text
+from ..core.model import IGNORED
+
+__all__ = [
+    "ASKED_AGAIN",
+    "FigureGate",
+    "NUDGE",
+    "STEER",
+    "UNGROUNDED",
+    "marked",
+    "nudged",
+    "response_extra",
+    "steered",
+    "ungrounded",
+    "unused",
+]
+
+# ASCII boundaries: Python's \w includes CJK characters, so "是22度" hid its 22 from a \w-bounded pattern.
+_NUMBER = re.compile(r"(?<![0-9A-Za-z_.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])")
+
+
+def _numbers(text: str) -> Iterable[tuple[str, float, int]]:
+    """Each number in ``text``: as written, its value, and its count of decimal places."""
+    for match in _NUMBER.finditer(text):
+        written = match.group(0)
+        plain = written.replace(",", "").replace("−", "-")
+        decimals = len(plain.partition(".")[2])
+        yield written, float(plain), decimals
+
+
+def _sources(messages: Sequence[Message]) -> list[float]:
+    """The numbers the model was given: the user's and system's text, its calls' arguments, the tools' results."""
+    values: list[float] = []
+    for message in messages:
+        texts = [r.text for r in message.tool_results]
+        texts += [json.dumps(c.arguments, ensure_ascii=False) for c in message.tool_calls if c.arguments]
+        if message.role in ("user", "system", "tool"):
+            texts.append(message.text)
+        values += [value for text in texts for _, value, _ in _numbers(text)]
+    return values
+
+
+def ungrounded(answer: str, messages: Sequence[Message]) -> list[str]:
+    """The numbers in ``answer`` that no number given to the model supports, as written, without repeats."""
+    given = _sources(messages)
+    out: list[str] = []
+    for written, value, decimals in _numbers(answer):
+        if decimals == 0 and abs(value) < 10:
+            continue
+        # as given, or rounded to the answer's precision (3002.6 written as 3,003 or 3002.60)
+        if any(value == source or round(source, decimals) == value for source in given):
+            continue
+        if written not in out:
+            out.append(written)
+    return out
+
+
+def unused(messages: Sequence[Message]) -> list[str]:
+    """The figures of the user's last question that no tool call since has taken, once a tool was called.
+
+    The 0.5B model converted the first of two amounts and answered with the second one unconverted
+    (issue 26): every figure it answered with was given, yet a step was missing. A figure of the question
+    that went into no call is the sign, whatever the tools are.
+    """
+    last = max((i for i, m in enumerate(messages) if m.role == "user" and m.text.strip()), default=-1)
+    if last < 0:
+        return []
+    args = [json.dumps(c.arguments, ensure_ascii=False) for m in messages[last:] for c in m.tool_calls if c.arguments]
+    if not args:
+        return []
+    taken = {value for text in args for _, value, _ in _numbers(text)}
+    out: list[str] = []
+    for written, value, _ in _numbers(messages[last].text):
+        if value not in taken and written not in out:
+            out.append(written)
+    return out
+
+
+STEER = (
+    "Call a tool for every figure the question does not give you: conversions, rates, sums, splits. Never work "
+    "a figure out yourself."
+)
+"""Added to the system prompt whenever tools are offered. Without it the 0.5B model, asked the seed's trip
+question, began "To solve this problem, we need to convert..." and computed in its head (English) or
+refused (Chinese). Its first token, on seven questions (the trip in both languages, Paris's weather, 100
+EUR in yuan: a call is right; the capital of France, a haiku, Hamlet's author: no call): 4 of 7 right
+with no line, 7 of 7 with this one; "(a rate, a conversion, a measurement, a sum, a split)" made 5 of 7,
+the line at the end of the question 4 of 7, and the answer's JSON Schema in the system prompt beside it
+4 of 7, so the schema is shown only to the typed answer (issue 36)."""
+
+
+def steered(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with :data:`STEER` at the end of the system prompt (a system prompt of its own if none)."""
+    if messages and messages[0].role == "system":
+        return [Message.system(f"{messages[0].text}\n\n{STEER}"), *messages[1:]]
+    return [Message.system(STEER), *messages]
+
+
+NUDGE = "Call the tool that gives it now; if no tool can, say that you could not get it."
+_GUESSED = "An answer with {figures} would be a guess: neither my question nor any tool result gives it."
+_UNUSED = "My question's {figures} went into no tool call yet."
+
+ASKED_AGAIN = "asked_again"
+"""``ModelResponse.extra`` key: the first answer, when its figures made the provider ask once more."""
+
+UNGROUNDED = "ungrounded"
+"""``ModelResponse.extra`` key: the figures of the answer that neither the conversation nor a tool gave."""
+
+
+def nudged(messages: Sequence[Message], answer: str) -> list[Message] | None:
+    """``messages`` with a line saying what is wrong with ``answer``'s figures, or ``None`` if nothing is.
+
+    Added after the conversation when the model is asked once more (in the prompt only).
+    """
+    guessed, skipped = ungrounded(answer, messages), unused(messages)
+    if not guessed and not skipped:
+        return None
+    lines = [_GUESSED.format(figures=", ".join(guessed))] if guessed else []
+    lines += [_UNUSED.format(figures=", ".join(skipped))] if skipped else []
+    line = "\n\n" + " ".join([*lines, NUDGE])
+    out = list(messages)
+    if out and out[-1].role in ("user", "tool"):
+        out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
+    else:
+        out.append(Message.user(line))
+    return out
+
+
+@dataclass
+class FigureGate:
+    """What of a streamed answer may be shown before its figures are checked: the text before its first digit."""
+
+    on: bool
+    closed: bool = False
+
+    def let(self, piece: str) -> str:
+        """The part of ``piece`` to pass on; after the first digit, nothing (the rest waits for the check)."""
+        if self.closed or not self.on:
+            return "" if self.closed else piece
+        digit = next((i for i, c in enumerate(piece) if c.isdigit()), None)
+        if digit is None:
+            return piece
+        self.closed = True
+        return piece[:digit]
+
+
+def response_extra(ignored: tuple[str, ...], unsupported: Sequence[str], doubted: str | None) -> dict[str, Any]:
+    """``ModelResponse.extra``: the settings ignored, the answer's figures no tool gave, the answer asked again."""
+    extra: dict[str, Any] = {IGNORED: ignored} if ignored else {}
+    if unsupported:
+        extra[UNGROUNDED] = tuple(unsupported)
+    if doubted:
+        extra[ASKED_AGAIN] = doubted
+    return extra
+
+
+def marked(answer: str, figures: Sequence[str]) -> str:
+    """``answer`` with a line saying which of its figures no tool gave."""
+    listed = ", ".join(figures)
+    return f"{answer}\n\n[not from a tool: {listed} — the model wrote these figures itself; no tool result gave them]"

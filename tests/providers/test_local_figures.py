@@ -1,0 +1,69 @@
+"""Figures the embedded model wrote itself: which numbers of an answer the conversation supports (no weights)."""
+
+from __future__ import annotations
+
+from toolslip.messages import Message, ToolCall, ToolResult
+from toolslip.providers.local_figures import FigureGate, marked, nudged, ungrounded, unused
+
+TRIP = "I spent 320 USD and 15000 JPY on a business trip. How much is that in CNY in total? And split among 4 people?"
+
+
+def _after_fx() -> list[Message]:
+    fx = ToolCall(id="c1", name="fx", arguments={"amount": 320, "currency": "USD"})
+    return [
+        Message.user(TRIP),
+        Message.assistant(calls=[fx]),
+        Message.tool([ToolResult(call_id="c1", content="320 USD = 2297.6 CNY")]),
+    ]
+
+
+def test_numbers_no_tool_gave_are_ungrounded_and_given_ones_are_not() -> None:
+    messages = [Message.user(TRIP)]
+    # the 0.5B model's answer with no tool called (issue 37): every figure but the question's own is made up
+    assert ungrounded("Total 45,500 CNY, 11,375 each (320 USD and 15000 JPY)", messages) == ["45,500", "11,375"]
+    # after the tool: its figure, rounded or written with separators, is supported; small counts are left alone
+    assert ungrounded("320 USD is 2,297.60 CNY, about 2298 CNY; split 4 ways", _after_fx()) == []
+    assert ungrounded('{"total_cny": 2297.6, "per_person_cny": 574.4}', _after_fx()) == ["574.4"]
+
+
+def test_an_answer_that_says_it_could_not_has_nothing_to_check() -> None:
+    weather = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
+    messages = [
+        Message.user("What's the weather in Paris?"),
+        Message.assistant(calls=[weather]),
+        Message.tool([ToolResult(call_id="c1", content='{"error": "no weather data for Paris"}')]),
+    ]
+    assert ungrounded("I could not get the weather for Paris: there is no data for it.", messages) == []
+    assert ungrounded("Paris is sunny, 20 °C.", messages) == ["20"]
+
+
+def test_the_questions_figures_that_no_call_took_are_unused_once_a_tool_was_called() -> None:
+    assert unused([Message.user(TRIP)]) == []  # no call yet: the ungrounded figures speak for themselves
+    assert unused(_after_fx()) == ["15000", "4"]  # the second amount and the split never went into a call
+
+
+def test_the_nudge_names_what_is_wrong_and_leaves_the_conversation_alone() -> None:
+    messages = _after_fx()
+    again = nudged(messages, "Total 2297.6 CNY")
+    assert again is not None and again[-1].tool_results == messages[-1].tool_results
+    assert "15000, 4 went into no tool call yet" in again[-1].text
+    assert messages[-1].text == ""
+    assert nudged([Message.user("What is the capital of France?")], "Paris.") is None
+
+
+def test_a_marked_answer_says_which_figures_are_the_models_own() -> None:
+    assert marked("Paris is 20 °C.", ["20"]).endswith(
+        "[not from a tool: 20 — the model wrote these figures itself; no tool result gave them]"
+    )
+
+
+def test_the_gate_passes_the_text_before_the_first_figure_and_holds_the_rest() -> None:
+    gate = FigureGate(on=True)
+    shown = [gate.let(piece) for piece in ("The total ", "is 3,0", "02.6 CNY", " in all.")]
+    assert shown == ["The total ", "is ", "", ""]
+    assert [FigureGate(on=False).let(p) for p in ("is 3,0", "02.6")] == ["is 3,0", "02.6"]
+
+
+def test_a_figure_between_chinese_characters_is_read() -> None:
+    # Python's \w matches CJK characters: a \w-bounded pattern saw no number in 是22度 (a run of issue 37's questions)
+    assert ungrounded("哈尔滨现在是22度。", [Message.user("哈尔滨现在几度？")]) == ["22"]

@@ -1,0 +1,73 @@
+"""The embedded model steered to its tools: tools beside a typed answer, a caller's own system prompt, a window.
+
+Real Qwen2.5-Coder-0.5B, greedy, so each outcome is deterministic (issue 36).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolslip import Agent, Toolbox
+from toolslip.messages import Message, Request, Settings, ToolCall, ToolResult
+from toolslip.providers.local import LocalModel, local_model
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _example(name: str) -> Any:
+    sys.path.insert(0, str(EXAMPLES))  # expenses.py is imported by name by the suite file too
+    try:
+        spec = importlib.util.spec_from_file_location(f"{name}_example", EXAMPLES / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(EXAMPLES))
+
+
+def _calls(result: Any) -> list[str]:
+    return [c.name for m in result.messages for c in m.tool_calls]
+
+
+async def test_with_tools_and_a_schema_the_seeds_trip_question_uses_fx_and_calc(local: LocalModel) -> None:
+    expenses = _example("expenses")
+    agent = Agent(model=local, tools=Toolbox([expenses.fx, expenses.calc]), output_type=expenses.Expense)
+    result = await agent.arun(
+        "I spent 320 USD and 15000 JPY on a business trip. How much is that in CNY in total? And split among 4 people?"
+    )
+    # before issue 36 the answer came at once, {"total_cny": 320000.0, ...}, after 0 tool calls
+    assert "fx" in _calls(result) and "calc" in _calls(result), _calls(result)
+    assert result.data is not None
+
+
+async def test_a_callers_system_prompt_does_not_make_the_model_repeat_the_question(local: LocalModel) -> None:
+    weather = _example("weather")
+    # the OpenAI Agents SDK's example instruction; the answer used to be "What's the weather in Beijing?"
+    agent = Agent(model=local, tools=Toolbox([weather.get_weather]), system="Answer weather questions with the tool.")
+    result = await agent.arun("What's the weather in Beijing?")
+    assert _calls(result) == ["get_weather"]
+    assert "28" in result.output and "What's the weather" not in result.output, result.output
+
+
+async def test_a_tool_result_far_larger_than_the_window_is_cut_to_fit_not_refused() -> None:
+    model = local_model("local", n_ctx=2048, max_tokens=16)
+    log = "".join(f"2026-12-06T10:00:{i % 60:02d} INFO step {i} compiled module_{i}.c\n" for i in range(6000))
+    assert len(log) > 300_000
+    call = ToolCall(id="c1", name="read_log", arguments={"name": "build"})
+    messages = (
+        Message.user("What does the build log say?"),
+        Message.assistant(calls=[call]),
+        Message.tool([ToolResult(call_id="c1", name="read_log", content=log)]),
+    )
+    request = Request(model="local", messages=messages, settings=Settings(tool_choice="none"))
+    response = await model.complete(request)  # raised "its prompt is 1xx,xxx tokens and the context window 2048"
+    assert response.usage.input_tokens <= 2048 - 16
+    assert messages[-1].tool_results[0].text == log  # the caller's conversation keeps every character

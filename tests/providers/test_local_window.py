@@ -1,0 +1,51 @@
+"""The embedded model's window: tool results that would overflow it are cut to fit, with a note (no weights).
+
+The count here is characters (one token per character), so every figure is exact; the real provider counts
+the rendered prompt's tokens with the model's own tokenizer (tests/providers/test_local_steering.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from toolslip.messages import Message, ToolCall, ToolResult
+from toolslip.providers.local_window import fit_window
+
+
+def _chars(messages: Sequence[Message]) -> int:
+    return sum(len(m.text) + sum(len(r.text) for r in m.tool_results) for m in messages)
+
+
+def _conversation(*outputs: str) -> list[Message]:
+    calls = [ToolCall(id=f"c{i}", name="read_log", arguments={"name": str(i)}) for i in range(len(outputs))]
+    results = [ToolResult(call_id=f"c{i}", name="read_log", content=out) for i, out in enumerate(outputs)]
+    return [Message.user("What does the log say?"), Message.assistant(calls=calls), Message.tool(results)]
+
+
+def test_a_conversation_that_fits_comes_back_unchanged() -> None:
+    messages = _conversation("short", "also short")
+    assert fit_window(messages, _chars, room=1000) == messages
+
+
+def test_a_huge_result_is_cut_to_fit_with_a_note_and_its_start_kept() -> None:
+    huge = "".join(f"line {i}\n" for i in range(50_000))  # 538,890 characters
+    messages = _conversation("small result", huge)
+    fitted = fit_window(messages, _chars, room=8000)
+    assert _chars(fitted) <= 8000
+    small, cut = fitted[-1].tool_results
+    assert small.text == "small result"  # the longest result is cut first, the short one is left alone
+    assert cut.text.startswith(huge[:1000])
+    assert "more characters not shown" in cut.text and "8000-token window" in cut.text
+    assert messages[-1].tool_results[1].text == huge  # the caller's messages keep every character
+
+
+def test_several_large_results_are_all_cut_until_the_prompt_fits() -> None:
+    messages = _conversation("a" * 30_000, "b" * 20_000, "c" * 10_000)
+    fitted = fit_window(messages, _chars, room=6000)
+    assert _chars(fitted) <= 6000
+    assert all("not shown" in r.text for r in fitted[-1].tool_results)
+
+
+def test_with_nothing_left_to_cut_the_messages_come_back_for_the_caller_to_refuse() -> None:
+    messages = [Message.user("x" * 10_000)]
+    assert fit_window(messages, _chars, room=100) == messages
