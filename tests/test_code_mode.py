@@ -238,3 +238,14 @@ async def test_code_mode_runs_over_every_wire_through_toolslip_serve(protocol: s
         await model.aclose()  # type: ignore[attr-defined]
     assert results(result)[0].text == "total 3002.6\nResult: 750.65"
     assert result.output == "each pays 750.65"
+
+
+def test_a_program_run_again_after_a_fix_gets_its_repeated_calls_values_without_the_guards_note() -> None:
+    from toolslip import RepeatGuard
+
+    failing = 'usd = rate("USD")\nprint(usd / undefined_name)'
+    fixed = 'usd = rate("USD")\nprint(round(usd * 320, 2))'
+    result, _, events = run([program(failing), program(fixed), reply("2297.6 CNY")], hooks=[RepeatGuard()])
+    outputs = [e.result.text for e in events if isinstance(e, ToolFinished) and e.call.name == "run_python"]
+    assert "NameError" in outputs[0]
+    assert outputs[1] == "2297.6"  # the remembered 7.18 reached the program as a number, with no note in it

@@ -114,3 +114,38 @@ async def test_a_cancelled_generation_leaves_no_pending_task_behind(
     await asyncio.sleep(0.05)
     gc.collect()
     assert "Task was destroyed but it is pending" not in caplog.text
+
+
+async def test_a_program_in_code_mode_is_never_streamed_as_answer_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program is text that becomes a call: streamed, the screen showed it and then the run failed, as the
+    answer (empty: the program is a call) did not begin with what was streamed."""
+    from toolslip import Tool, tool
+    from toolslip.code import PROGRAM_TOOL, CodeMode
+
+    @tool(effects="read_only")
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    spec = CodeMode.of("code", Tool.from_schema(PROGRAM_TOOL, "a program", {})).spec([add])
+    written = ["total = add(17, 25)\n", "print(total)\n", "```"]
+
+    async def scripted(loaded: Any, prompt: str, options: Any, grammar: Any) -> AsyncIterator[str | Generated]:
+        for piece in written:
+            yield piece
+        yield Generated(text="".join(written), finish="stop", prompt_tokens=10, completion_tokens=3)
+
+    monkeypatch.setattr(local, "_pieces", scripted)
+    template = SimpleNamespace(render=lambda messages, tools: "PROMPT")
+    model = local.LocalModel(path=Path("unused.gguf"), grammar=False)
+    llama = SimpleNamespace(n_ctx=lambda: 8192, tokenize=lambda text, **_: list(text))
+    monkeypatch.setattr(model, "load", lambda: SimpleNamespace(template=template, llama=llama, lock=threading.Lock()))
+    streamed, final = "", None
+    async for event in model.stream(Request(model="", messages=(Message.user("What is 17 + 25?"),), tools=(spec,))):
+        if isinstance(event, TextChunk):
+            streamed += event.text
+        elif isinstance(event, ResponseDone):
+            final = event.response
+    assert final is not None and streamed == final.message.text == ""
+    [program] = final.message.tool_calls
+    assert program.name == PROGRAM_TOOL and "add(17, 25)" in (program.arguments or {})["code"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..agent.hooks import Hook, RunContext, ToolAnswer
+from ..code.mode import INNER_CALLS
 from ..core.errors import ArgumentError
 from ..core.messages import Message, Request, Text, ToolCall, ToolResult
 from ..providers.local_chat import ANSWER_PROMPT
@@ -104,6 +105,12 @@ class RepeatGuard(Hook):
         result = await asyncio.shield(earlier)
         if result.is_error:  # the first call failed: it was not remembered, so run this one
             return None
+        if any(c is call for c in ctx.state.get(INNER_CALLS, ())):
+            # A program run again after a fix repeats its calls by design: it gets the value, with no note (a
+            # note is for a model; in a program it broke the value) and no step toward forcing an answer.
+            return ToolAnswer(
+                result=replace(result, call_id=call.id), note="repeated call answered from the earlier result"
+            )
         self._count(state, call)
         note = (
             f"not run again: {call.name} was already called with these arguments in this run, "

@@ -109,7 +109,8 @@ class LocalModel:
         messages = await asyncio.to_thread(fit_prompt, in_memory, messages, offered, reserve)
         # Figures are checked before they are shown (local_figures): the text streams up to its first digit.
         checking = steer and allow_text
-        shown, gate = _Shown(screen=calling), FigureGate(on=checking)
+        # A program is text that becomes a call: in code mode nothing streams before the output is parsed.
+        shown, gate = _Shown(screen=calling, held=code is not None), FigureGate(on=checking)
         decoding, opened = (
             self._program(loaded, messages, picked.options, code)
             if code is not None
