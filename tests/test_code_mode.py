@@ -129,11 +129,13 @@ def test_a_failing_program_goes_back_as_an_error_the_model_can_correct(code: str
     assert result.output == "7.18"  # type: ignore[attr-defined]
 
 
-def test_the_error_names_the_calls_that_ran_so_the_model_does_not_repeat_them() -> None:
+def test_the_error_names_the_calls_that_ran_and_what_they_gave_so_the_model_does_not_repeat_them() -> None:
     NOTES.clear()
-    result, _, _ = run([program("save_note('a')\n1/0"), reply("ok")])
+    result, _, _ = run([program("save_note('a')\nx = rate('USD')\nbroken(3)"), reply("ok")])
     text = results(result)[0].text
-    assert "ZeroDivisionError" in text and "do not repeat them): save_note (ran)" in text
+    assert (
+        "no data for 3" in text and "do not repeat them):\n- save_note: saved\n- rate: 7.18\n- broken: failed" in text
+    )
     assert NOTES == ["a"]
 
 

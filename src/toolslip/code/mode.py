@@ -189,12 +189,18 @@ def report(outcome: ProgramOutcome, ran: Sequence[ToolResult]) -> str:
     if outcome.error is not None:
         lines.append(f"The program failed:\n{outcome.error}")
         if ran:
-            done = "; ".join(f"{r.name} ({'failed' if r.is_error else 'ran'})" for r in ran)
-            lines.append(f"Calls it made before failing (their effects happened; do not repeat them): {done}")
+            # What each call gave, not only that it ran: a program that failed on a value of an unexpected
+            # shape (text where it did arithmetic) can be written again with the values themselves.
+            done = "\n".join(f"- {r.name}: {'failed: ' if r.is_error else ''}{_short(r.text)}" for r in ran)
+            lines.append(f"Calls it made before failing (their effects happened; do not repeat them):\n{done}")
     elif outcome.value is not None:
         shown = outcome.value if isinstance(outcome.value, str) else repr(outcome.value)
         lines.append(f"Result: {shown}")
     return "\n".join(lines) or "The program ran; it printed nothing and its last line has no value."
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_+-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
