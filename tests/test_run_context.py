@@ -201,3 +201,20 @@ def test_a_tool_that_reads_the_context_called_outside_a_run_says_so() -> None:
     lone = ToolCall(id="c", name="my_orders", arguments={"status": "x"})
     result = asyncio.run(execute_call(lone, my_orders, Toolbox([my_orders])))
     assert result.is_error and "outside a run" in result.text
+
+
+def test_a_step_run_once_inside_another_engine_gets_its_deps(tmp_path: Path) -> None:
+    from toolslip.fleet.once import run_once
+
+    seen: list[str] = []
+
+    @tool(effects="read_only")
+    def whose(ctx: RunContext[str], status: str) -> str:
+        """Who is asking."""
+        seen.append(ctx.deps)
+        return ctx.deps
+
+    journal = Journal(str(tmp_path / "runs.db"))
+    agent = Agent(model=_answer_with_the_result("whose"), tools=Toolbox([whose]), hooks=journal.wrap())
+    result = run_once(journal, agent, "who?", workflow_id="wf-1", step_id=3, deps="ann")
+    assert result.output == "ann" and seen == ["ann"]

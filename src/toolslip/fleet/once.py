@@ -63,19 +63,21 @@ async def arun_once(
     workflow_id: str,
     step_id: str | int,
     lease_wait: float = 70.0,
+    deps: Any = None,
 ) -> RunResult:
     """Run ``agent`` on ``prompt`` as the step's journal run: started once, resumed by every later attempt.
 
     ``agent`` carries ``journal.wrap(...)`` as its hooks. ``lease_wait``: seconds to wait for a killed
-    attempt's lease to expire (the journal's ttl, 30 s by default, plus margin).
+    attempt's lease to expire (the journal's ttl, 30 s by default, plus margin). ``deps`` reach the run's
+    tools on every attempt (the journal never holds them, so each attempt passes its own).
     """
     run_id = step_run_id(workflow_id, step_id)
     await _lease(journal, run_id, lease_wait)
     try:
         entries = journal.store.entries(run_id)
         if any(e.kind == "start" for e in entries):  # an earlier attempt began it; a finished one just replays
-            return await journal.resume(agent, run_id)
-        return await agent.arun(prompt, run_id=run_id)
+            return await journal.resume(agent, run_id, deps=deps)
+        return await agent.arun(prompt, run_id=run_id, deps=deps)
     finally:
         journal.release(run_id)
 
@@ -88,10 +90,11 @@ def run_once(
     workflow_id: str,
     step_id: str | int,
     lease_wait: float = 70.0,
+    deps: Any = None,
 ) -> RunResult:
     """:func:`arun_once` for a synchronous step."""
     return asyncio.run(
-        arun_once(journal, agent, prompt, workflow_id=workflow_id, step_id=step_id, lease_wait=lease_wait)
+        arun_once(journal, agent, prompt, workflow_id=workflow_id, step_id=step_id, lease_wait=lease_wait, deps=deps)
     )
 
 
