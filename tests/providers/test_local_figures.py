@@ -57,11 +57,20 @@ def test_a_marked_answer_says_which_figures_are_the_models_own() -> None:
     )
 
 
-def test_the_gate_passes_the_text_before_the_first_figure_and_holds_the_rest() -> None:
-    gate = FigureGate(on=True)
+def test_the_gate_passes_the_text_before_the_first_figure_no_one_gave_and_holds_the_rest() -> None:
+    gate = FigureGate(on=True, messages=[Message.user("What is 17 + 25?")])
     shown = [gate.let(piece) for piece in ("The total ", "is 3,0", "02.6 CNY", " in all.")]
     assert shown == ["The total ", "is ", "", ""]
     assert [FigureGate(on=False).let(p) for p in ("is 3,0", "02.6")] == ["is 3,0", "02.6"]
+
+
+def test_a_figure_someone_gave_streams_on_once_it_is_whole() -> None:
+    given = [Message.user("I spent 320 USD."), Message.tool([ToolResult(call_id="c", name="fx", content="2297.6")])]
+    gate = FigureGate(on=True, messages=given)
+    pieces = ("You spent 3", "20 USD, that is 2,2", "97.6 CNY. ", "Twice that is 4595.2 CNY", ".")
+    shown = [gate.let(piece) for piece in pieces]
+    assert shown == ["You spent ", "320 USD, that is ", "2,297.6 CNY. ", "Twice that is ", ""]
+    assert "".join(shown) == "You spent 320 USD, that is 2,297.6 CNY. Twice that is "  # a prefix of the answer
 
 
 def test_a_figure_between_chinese_characters_is_read() -> None:

@@ -148,20 +148,38 @@ def nudged(messages: Sequence[Message], answer: str) -> list[Message] | None:
 
 @dataclass
 class FigureGate:
-    """What of a streamed answer may be shown before its figures are checked: the text before its first digit."""
+    """What of a streamed answer may be shown before its figures are checked: everything up to the first figure
+    that nothing given to the model supports (:func:`ungrounded`).
+
+    A figure is held until it is whole (``3,0`` may go on as ``3,002.6``), then passed on if the question, the
+    system prompt, a call or a tool result gave it, and otherwise the gate closes: the rest waits for the
+    answer's check, which may ask again or mark it. Closing at the first digit instead held back a whole
+    story after its first grounded number, and ``run | head`` then waited for the end of the answer."""
 
     on: bool
+    messages: Sequence[Message] = ()
     closed: bool = False
+    held: str = ""
 
     def let(self, piece: str) -> str:
-        """The part of ``piece`` to pass on; after the first digit, nothing (the rest waits for the check)."""
+        """The part of ``piece`` (after what was held) to pass on now."""
         if self.closed or not self.on:
             return "" if self.closed else piece
-        digit = next((i for i, c in enumerate(piece) if c.isdigit()), None)
-        if digit is None:
-            return piece
-        self.closed = True
-        return piece[:digit]
+        text, self.held, shown, at = self.held + piece, "", [], 0
+        while (start := next((i for i in range(at, len(text)) if text[i].isdigit()), None)) is not None:
+            end = start
+            while end < len(text) and (text[end].isdigit() or text[end] in ",." and text[end + 1 : end + 2].isdigit()):
+                end += 1
+            if end >= len(text) - 1 and (end == len(text) or text[end] in ",."):  # it may go on in the next piece
+                shown.append(text[at:start])
+                self.held = text[start:]
+                return "".join(shown)
+            if ungrounded(text[max(0, start - 1) : end + 1], self.messages):
+                self.closed = True
+                return "".join([*shown, text[at:start]])
+            shown.append(text[at:end])
+            at = end
+        return "".join([*shown, text[at:]])
 
 
 def response_extra(ignored: tuple[str, ...], unsupported: Sequence[str], doubted: str | None) -> dict[str, Any]:
