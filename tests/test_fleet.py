@@ -46,9 +46,8 @@ HEALTH = {"health_check_period_ms": 1000, "health_check_timeout_ms": 1000, "heal
 HANG_IN = "fleet-017-b"  # this transfer hangs after writing its row: its node is killed inside the tool
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    """One Ray cluster for the module (starting Ray is the slow part): a head with no CPU, 3 nodes of 1 CPU."""
+def ray_cluster() -> Iterator[Cluster]:
+    """A Ray cluster on this machine: a head with no CPU, 3 nodes of 1 CPU (the chaos test starts the same)."""
     tests = str(Path(__file__).parent)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH", "")) if p)
     os.environ["TOOLSLIP_HANG_IN"] = HANG_IN
@@ -61,6 +60,12 @@ def cluster() -> Iterator[Cluster]:
     yield cluster
     ray.shutdown()
     cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """One Ray cluster for the module: starting Ray is the slow part."""
+    yield from ray_cluster()
 
 
 def holding_nodes(store: PostgresStore) -> set[str]:

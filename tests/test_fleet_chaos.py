@@ -14,7 +14,6 @@ import random
 import signal
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import psutil
 import psycopg
@@ -28,25 +27,14 @@ ray = pytest.importorskip("ray")
 from ray._private import ray_constants  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from test_fleet import HANG_IN, HEALTH, SEED, TTL, batch, check_batch, holding_nodes, killer, run_batch  # noqa: E402
+from test_fleet import SEED, TTL, batch, check_batch, holding_nodes, killer, ray_cluster, run_batch  # noqa: E402
 
 RUNS, KILLS = 200, 10
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    tests = str(Path(__file__).parent)
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH", "")) if p)
-    os.environ["TOOLSLIP_HANG_IN"] = HANG_IN
-    head = {"num_cpus": 0, "include_dashboard": False, "_system_config": HEALTH}
-    cluster = Cluster(initialize_head=True, head_node_args=head)
-    for _ in range(3):
-        cluster.add_node(num_cpus=1)
-    ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
-    cluster.wait_for_nodes()
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
+    yield from ray_cluster()
 
 
 class Faults:
