@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
@@ -105,3 +105,20 @@ async def local_url(local: LocalModel) -> AsyncIterator[str]:
 
     async with serve(local) as url:
         yield url
+
+
+def converse_client(base: str) -> Any:
+    """boto3's Bedrock Runtime client pointed at a ``toolslip serve`` on ``base``, as the tests' Converse
+    callers need it: fake credentials (the server reads the SigV4 header, nobody checks the key) and no
+    retries, so a refusal is seen as it is."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=base,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="not-a-secret",
+        config=Config(retries={"max_attempts": 1}),
+    )

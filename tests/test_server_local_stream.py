@@ -16,14 +16,13 @@ from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 import anthropic
-import boto3
 import ollama
 import openai
 import pytest
-from botocore.config import Config
 from google import genai
 from google.genai import types
 
+from conftest import converse_client
 from toolslip.providers.local import LocalModel
 
 pytestmark = pytest.mark.slow
@@ -88,14 +87,7 @@ def gemini(base: str) -> Deltas:
 
 def converse(base: str) -> Deltas:
     def read(hand_on: Callable[[str], None]) -> None:
-        client = boto3.client(
-            "bedrock-runtime",
-            endpoint_url=base,
-            region_name="us-east-1",
-            aws_access_key_id="AKIDEXAMPLE",
-            aws_secret_access_key="x",
-            config=Config(retries={"max_attempts": 1}),
-        )
+        client = converse_client(base)
         question = [{"role": "user", "content": [{"text": PROMPT}]}]
         with contextlib.closing(client):
             reply = client.converse_stream(modelId="m", messages=question, inferenceConfig={"maxTokens": TOKENS})

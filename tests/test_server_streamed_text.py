@@ -21,14 +21,13 @@ from typing import Any, ClassVar
 
 import aiohttp
 import anthropic
-import boto3
 import ollama
 import openai
 import pytest
-from botocore.config import Config
 from google import genai
 from google.genai import types
 
+from conftest import converse_client
 from toolslip.core.messages import Message, ModelResponse, Request
 from toolslip.core.model import Model
 from toolslip.core.streaming import ResponseDone, StreamEvent, TextChunk
@@ -189,14 +188,7 @@ async def converse(base: str) -> Seen:
     asked: Any = {"modelId": "m", "messages": history, "toolConfig": tools, "inferenceConfig": {"maxTokens": TOKENS}}
 
     def ask() -> Seen:
-        client = boto3.client(
-            "bedrock-runtime",
-            endpoint_url=base,
-            region_name="us-east-1",
-            aws_access_key_id="AKIDEXAMPLE",
-            aws_secret_access_key="x",
-            config=Config(retries={"max_attempts": 1}),
-        )
+        client = converse_client(base)
         with contextlib.closing(client):
             whole = client.converse(**asked)["output"]["message"]["content"]
             events = client.converse_stream(**asked)["stream"]

@@ -18,16 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import boto3
 import ollama
 import openai
 import pytest
-from botocore.config import Config
 from botocore.credentials import Credentials
 from google import genai
 from google.genai import types
 from pydantic import BaseModel, Field
 
+from conftest import converse_client
 from toolslip import Agent
 from toolslip.cli.files import load_tools_file
 from toolslip.formats.structured import strict_schema
@@ -214,14 +213,7 @@ async def test_ollama_format_gets_an_expense(url: str) -> None:
 
 
 async def test_boto3_converse_output_config_gets_an_expense(url: str) -> None:
-    client = boto3.client(
-        "bedrock-runtime",
-        endpoint_url=url,
-        region_name="us-east-1",
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="not-a-secret",
-        config=Config(retries={"max_attempts": 1}),
-    )
+    client = converse_client(url)
     tools = {"tools": [{"toolSpec": {"name": t.name, "description": t.description,
                                      "inputSchema": {"json": t.parameters}}} for t in TOOLS]}  # fmt: skip
     # Converse takes the schema as JSON text (botocore's JsonSchemaDefinition.schema is a string).

@@ -18,16 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import ollama
 import pytest
-from botocore.config import Config
 from botocore.eventstream import EventStreamBuffer
 from botocore.exceptions import ClientError
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from conftest import converse_client
 from toolslip.server import eventstream
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,14 +145,7 @@ def test_google_genai_gets_invalid_argument_naming_the_field(gemini: genai.Clien
 
 @pytest.fixture
 def bedrock(base: str) -> Iterator[Any]:
-    client = boto3.client(
-        "bedrock-runtime",
-        endpoint_url=base,
-        region_name="us-east-1",
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="not-a-secret",
-        config=Config(retries={"max_attempts": 1}),
-    )
+    client = converse_client(base)
     yield client
     client.close()
 

@@ -11,12 +11,12 @@ import asyncio
 import json
 from typing import Any
 
-import boto3
 import ollama
 import pytest
-from botocore.config import Config
 from google import genai
 from google.genai import types
+
+from conftest import converse_client
 
 pytestmark = pytest.mark.slow
 
@@ -60,14 +60,7 @@ async def test_google_genai_tool_loop_with_the_local_model(base: str) -> None:
 
 
 async def test_boto3_converse_stream_tool_call_with_the_local_model(base: str) -> None:
-    client = boto3.client(
-        "bedrock-runtime",
-        endpoint_url=base,
-        region_name="us-east-1",
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="x",
-        config=Config(retries={"max_attempts": 1}),
-    )
+    client = converse_client(base)
     tools = {
         "tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": SCHEMA}}}],
         "toolChoice": {"tool": {"name": "get_weather"}},
