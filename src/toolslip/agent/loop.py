@@ -54,6 +54,7 @@ class Agent(Generic[DataT]):
 
     model: Model
     tools: Toolbox = field(default_factory=Toolbox)
+    """A ``Toolbox``, or any iterable of tools and functions (made into one, as ``toolslip.run`` does)."""
     system: str | None = None
     max_steps: int = 8
     settings: Settings = field(default_factory=Settings)
@@ -98,6 +99,7 @@ class Agent(Generic[DataT]):
             )
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        self.tools = as_toolbox(self.tools)  # a list, as pydantic-ai and toolslip.run take, failed mid-run
         self.hooks = with_sending_hooks(self.hooks, self.history_processors, self.prepare_tools, self.tools)
         if self.stream and not callable(getattr(self.model, "stream", None)):
             raise ConfigError(f"stream=True, but the model {self.model.name!r} has no stream() method")
