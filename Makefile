@@ -66,6 +66,7 @@ system-deps:
 	@command -v npm >/dev/null || (apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null)
 
 # The console's stream test runs the Vercel AI SDK's own chat client (the `ai` npm package) in Node.
+# The threads test runs the Anthropic TypeScript SDK's tool runner (`@anthropic-ai/sdk`) against serve.
 js-deps: system-deps
 	cd tests/js && npm ci --no-audit --no-fund --loglevel=error
 

@@ -854,7 +854,7 @@ def bedrock_request(body: dict[str, Any]) -> Content:
         spec = tool.get("toolSpec")
         if isinstance(spec, dict):
             bag.tool(spec.get("name"), spec.get("description"), (spec.get("inputSchema") or {}).get("json"))
-        else:
+        elif "cachePoint" not in tool:  # after a tool, it is that tool's cache_control: a cache hint
             bag.add("hosted", next(iter(tool), "?"))
     choice = config.get("toolChoice")
     if isinstance(choice, dict):

@@ -126,3 +126,42 @@ def test_resume_of_a_typed_run_ends_in_the_same_typed_answer(tmp_path: Path, mod
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == EXPENSE
     assert (tmp_path / "book").read_text() == "2297.6 + 705.0\n3002.6 / 4\n"
+
+
+_TYPED_MODEL = """
+from toolslip.messages import Message
+from toolslip.testing import ScriptedModel, StreamedModel, call
+
+answers = [
+    Message.assistant("Converting first.", [call("fx", amount=320, currency="USD")]),
+    '{"total_cny": 2297.6,  "per_person_cny": 574}',  # spelt as a model might: the value reads it otherwise
+]
+streamed = StreamedModel(ScriptedModel(list(answers)), chunk_size=5)
+whole = ScriptedModel(list(answers))
+in_a_call = StreamedModel(ScriptedModel([answers[0], call("final_answer", total_cny=2297.6, per_person_cny=574)]))
+"""
+
+
+@pytest.mark.parametrize(("name", "mode"), [("streamed", "native"), ("whole", "native"), ("in_a_call", "tool")])
+def test_a_typed_run_shows_one_text_for_its_answer(tmp_path: Path, name: str, mode: str) -> None:
+    """Issue 36: the model's JSON was streamed to the screen as written, then the validated value printed
+    after it: two texts for one answer. The screen (stdout and stderr) holds only the value, once."""
+    (tmp_path / "typed.py").write_text(_TYPED_MODEL)
+    done = toolslip(
+        "run", "examples/expenses.py", QUESTION, "--model", f"{tmp_path / 'typed.py'}:{name}",
+        "--output-schema", "examples/expenses.py:Expense", "--output-mode", mode, "--no-journal", home=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    value = '{"total_cny": 2297.6, "per_person_cny": 574.0}'
+    assert done.stdout == value + "\n"
+    screen = done.stdout + done.stderr
+    assert screen.count("total_cny") == 1, screen
+    assert "Converting first." in done.stderr  # text said beside a tool call is no answer: it is still shown
+    transcript = toolslip(
+        "run", "examples/expenses.py", QUESTION, "--model", f"{tmp_path / 'typed.py'}:{name}",
+        "--output-schema", "examples/expenses.py:Expense", "--output-mode", mode, "--no-journal", "--json",
+        home=tmp_path,
+    )  # fmt: skip
+    assert transcript.returncode == 0, transcript.stderr
+    assert json.dumps(json.loads(transcript.stdout)["data"]) == value
+    assert "total_cny" not in transcript.stderr

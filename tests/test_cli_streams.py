@@ -124,3 +124,34 @@ def test_cli_errors_name_the_option_not_a_python_argument(tmp_path: Path) -> Non
     (tmp_path / "parallel.json").write_text(PARALLEL)
     done = shell("$T convert parallel.json --from openai-chat --to openai-functions --what messages", tmp_path)
     assert done.returncode == 1 and "--split-calls" in done.stderr and "split=True" not in done.stderr, done.stderr
+
+
+def test_a_chat_stops_as_soon_as_its_reader_leaves(tmp_path: Path) -> None:
+    """``toolslip chat TOOLS.py | head -1`` with an open stdin: the first answer written after head left
+    found the pipe closed, and chat took it for a Ctrl-C'd turn and went on reading questions for no one."""
+    chat = subprocess.Popen(
+        [TOOLSLIP, "chat", str(ROOT / "examples" / "expenses.py"), "--model", "scripted:expenses"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**ENV, "TOOLSLIP_HOME": str(tmp_path)},
+        cwd=tmp_path,
+    )
+    assert chat.stdin is not None and chat.stdout is not None and chat.stderr is not None
+    try:
+        said = b""
+        while not said.endswith(b"> "):  # the banner and the prompt: chat waits for a question
+            said += chat.stdout.read1(1024)
+        assert said.startswith(b"model: scripted")
+        chat.stdout.close()  # head -1 has its line and leaves
+        chat.stdin.write(b"I spent 320 USD. In CNY?\n")
+        chat.stdin.flush()  # and stdin stays open, as a terminal's does
+        code = chat.wait(timeout=20)
+        assert code == 141, code  # 128 + SIGPIPE, as run | head ends
+        assert chat.stderr.read() == b""  # quietly
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+            chat.wait()
+        chat.stdin.close()
+        chat.stderr.close()

@@ -624,6 +624,53 @@ def test_a_converse_cache_point_is_anthropics_cache_control_and_back() -> None:
         assert "cachePoint" not in json.dumps(result.data) and "a cache point" in lost(result), target
 
 
+def test_a_tools_cache_control_is_a_converse_cache_point_after_it_and_back() -> None:
+    """A tool's ``cache_control`` went nowhere, reported to no one: Converse says it as a ``cachePoint``
+    entry after the tool in ``toolConfig.tools``; the targets with no way to say it report it."""
+    lookup = {"name": "lookup", "input_schema": {"type": "object", "properties": {"id": {"type": "string"}}}}
+    anthropic = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 100,
+        "tools": [
+            {"name": "weather", "input_schema": WEATHER, "cache_control": {"type": "ephemeral"}},
+            {**lookup, "cache_control": {"type": "ephemeral", "ttl": "1h"}},
+        ],
+        "messages": [{"role": "user", "content": "Weather in Paris?"}],
+    }
+    converse = convert(anthropic, from_="anthropic", to="bedrock")
+    assert converse.data["toolConfig"]["tools"] == [
+        {"toolSpec": {"name": "weather", "inputSchema": {"json": WEATHER}}},
+        {"cachePoint": {"type": "default"}},
+        {"toolSpec": {"name": "lookup", "inputSchema": {"json": lookup["input_schema"]}}},
+        {"cachePoint": {"type": "default", "ttl": "1h"}},
+    ]
+    assert "cache" not in lost(converse)
+    back = convert(converse.data, from_="bedrock", to="anthropic")
+    assert back.data["tools"] == anthropic["tools"] and "cache" not in lost(back)
+    for target in ("openai-chat", "openai-responses", "openai-functions", "gemini", "ollama"):
+        result = convert(anthropic, from_="anthropic", to=target)
+        assert "cache_control" not in json.dumps(result.data), target
+        assert [loss.path for loss in result.lost if "cache mark" in loss.what] == [
+            "tools[0].cache_control",
+            "tools[1].cache_control",
+        ], target
+
+
+def test_a_converse_cache_point_after_no_tool_is_reported_going_to_anthropic() -> None:
+    converse = {
+        "messages": [{"role": "user", "content": [{"text": "Hi"}]}],
+        "toolConfig": {
+            "tools": [
+                {"cachePoint": {"type": "default"}},
+                {"toolSpec": {"name": "weather", "inputSchema": {"json": WEATHER}}},
+            ]
+        },
+        "inferenceConfig": {"maxTokens": 100},
+    }
+    result = convert(converse, from_="bedrock", to="anthropic")
+    assert "cache_control" not in json.dumps(result.data) and "a cache point" in lost(result)
+
+
 def test_the_vercel_ai_sdks_named_result_is_read_as_the_tools_output() -> None:
     from toolslip.formats import gemini
     from toolslip.providers.scripted import weather

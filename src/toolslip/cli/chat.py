@@ -2,7 +2,9 @@
 
 Each turn is a run, shown as ``toolslip run`` shows one (a line per call, the answer, the stop line), with
 the whole conversation so far as its history. Side-effecting calls are approved inline (``--approve``).
-Ctrl-C stops the current answer and keeps the session; at the prompt it only clears the line. A line
+Ctrl-C stops the current answer and keeps the session; at the prompt it only clears the line. When the reader
+of the output leaves (``chat | head``), the session ends at its next write, quietly with exit 141, as ``run``
+does (:mod:`toolslip.cli.streams`). A line
 ending in ``\\`` continues on the next, and a block between two ``\"\"\"`` lines is one message. Commands:
 ``/usage`` (tokens and cost so far), ``/retry`` (after a provider error), ``/help``, ``/exit`` (or Ctrl-D).
 Input lines are kept in a readline history file next to the journal.
@@ -44,6 +46,7 @@ from .outcome import Outcome
 from .render import Renderer
 from .resume import finish, is_model_file, load_model
 from .runs import open_store
+from .streams import reader_gone
 from .window import add_window_options, output_cap, sized_model
 
 __all__ = ["register"]
@@ -157,6 +160,8 @@ class _Session:
                         print(file=self.out)
                         break
                     except KeyboardInterrupt:
+                        if reader_gone():  # nobody reads the answers: the session ends, as run | head does
+                            raise
                         print("\n(Ctrl-D or /exit leaves)", file=self.out)
                         continue
                     if not text.strip():
@@ -210,6 +215,8 @@ class _Session:
                 self.agent.arun(text, run_id=run_id, on_event=outcome, history=self.history, limits=left)
             )
         except KeyboardInterrupt:
+            if reader_gone():  # not a Ctrl-C: the reader of stdout left, and every later turn would be lost
+                raise
             print("\n[cancelled: the answer was stopped; ask again or go on]", file=self.out)
             self._recorded(run_id, None)
             return

@@ -6,6 +6,9 @@ are complete (``[step 1] calling fx(amount=320)``), before the rest of the respo
 
 Server tools (run by the provider) are shown from the model's answer: the call with its query, how many
 results came back, and the sources the answer cites.
+
+A typed run (``--output-schema``) streams none of its answer: the model's JSON as written (``320``, with its
+own spacing) is not the validated value the run prints (``320.0``), and one answer must show one text.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ..core.events import (
     ToolFinished,
 )
 from ..formats.server_calls import describe
+from ..formats.structured import FINAL_TOOL
 
 __all__ = ["Renderer", "format_call"]
 
@@ -59,10 +63,15 @@ class Renderer:
     holds, not what was streamed. On a terminal the streamed text (and any line printed after it) is erased
     and the response's text written in its place; in a file or a pipe, which cannot be rewritten, a line
     says the text above was replaced and the response's text follows it.
+
+    ``typed``: the run ends in a validated value that its caller prints. No answer text is shown then (not
+    streamed, not printed at the end, not as a ``final_answer`` call); text said beside a tool call is no
+    answer, and is printed when its response arrives.
     """
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, typed: bool = False) -> None:
         self.out = out
+        self.typed = typed
         self.streamed = False
         """Some answer text was printed as it arrived (so it need not be printed again at the end)."""
         self._open_line = False
@@ -77,6 +86,8 @@ class Renderer:
             self._since.append((said, text + end))
 
     def __call__(self, event: Event) -> None:
+        if self.typed and not self._typed_shows(event):
+            return
         if isinstance(event, TextDelta):
             self._print(event.text, end="", said=True)
             self._said += event.text
@@ -106,18 +117,19 @@ class Renderer:
 
             print(f"[step {event.step}] {describe_decision(event)}", file=self.out, flush=True)
         elif isinstance(event, ToolFinished):
-            call, result = event.call, event.result
-            text = result.text.replace("\n", " ")
-            if len(text) > _MAX_RESULT:
-                text = text[:_MAX_RESULT] + "…"
-            mark = "✗ " if result.is_error else ""
-            note = f" ({event.note})" if event.note else ""
-            shown = format_call(call.name, call.arguments, call.raw_arguments)
-            print(
-                f"[step {event.step}] {shown} → {mark}{text}{note}",
-                file=self.out,
-                flush=True,
-            )
+            print(_finished(event), file=self.out, flush=True)
+
+    def _typed_shows(self, event: Event) -> bool:
+        """Whether a typed run shows ``event``: its text only beside a call, never its final answer."""
+        if isinstance(event, TextDelta):
+            return False  # whether it is the answer is known only when the response is in
+        if isinstance(event, ToolCallReady):
+            return event.call.name != FINAL_TOOL
+        if isinstance(event, ModelResponded):
+            message = event.response.message
+            if message.text and any(call.name != FINAL_TOOL for call in message.tool_calls):
+                self._print(message.text)
+        return True
 
     def _settle(self, text: str, step: int) -> None:
         """The response's ``text`` has arrived: make the screen show it, whatever was streamed before it."""
@@ -143,6 +155,17 @@ class Renderer:
             print(f"[step {step}] the text above was replaced by the answer:", file=self.out)
             print(text, end="", file=self.out, flush=True)
             self._open_line = True
+
+
+def _finished(event: ToolFinished) -> str:
+    """``[step 1] fx(amount=320) → 320 USD = 2297.6 CNY``, the result on one line and cut when long."""
+    call, result = event.call, event.result
+    text = result.text.replace("\n", " ")
+    if len(text) > _MAX_RESULT:
+        text = text[:_MAX_RESULT] + "…"
+    mark = "✗ " if result.is_error else ""
+    note = f" ({event.note})" if event.note else ""
+    return f"[step {event.step}] {format_call(call.name, call.arguments, call.raw_arguments)} → {mark}{text}{note}"
 
 
 def _is_terminal(out: TextIO) -> bool:

@@ -96,7 +96,7 @@ def handle(args: argparse.Namespace) -> int:
         )
         out = sys.stdout if output_type is None else sys.stderr  # a typed run's stdout: the JSON alone, as run's
         print(f"resuming run {args.run_id}: model {model_spec}, tools {', '.join(tools_files)}", file=out)
-        renderer = Renderer(out)
+        renderer = Renderer(out, typed=output_type is not None)
         outcome = Outcome(renderer, lambda step, call_id: (args.run_id, step, call_id) in journal.replayer.reran)
         with stdout_to_stderr() if output_type is not None else contextlib.nullcontext():  # a tool's prints too
             result = asyncio.run(journal.resume(agent, args.run_id, decisions, on_event=outcome))
@@ -111,7 +111,7 @@ def handle(args: argparse.Namespace) -> int:
 def finish(result: RunResult, outcome: Outcome, renderer: Renderer, journal: Journal | None, where: str | None) -> int:
     """Print how the run ended (answer, stop line, re-runs, what a pause waits for); return the exit code."""
     out = renderer.out
-    if result.output and not renderer.streamed:  # streamed text is already on the screen
+    if result.output and not renderer.streamed and not renderer.typed:  # streamed text is already on the screen
         print(f"\n{result.output}", file=out)
     print(outcome.stop_line(result), file=out)
     for line in outcome.reruns():

@@ -140,7 +140,7 @@ def _handle(args: argparse.Namespace) -> int:
             "(the anthropic: and openai: services do)",
             file=sys.stderr,
         )
-    renderer = Renderer(out)
+    renderer = Renderer(out, typed=args.output_type is not None)
     outcome = Outcome(renderer)
     # resume must rebuild the same model, so the journal records the resolved name, not an empty default
     args.model = args.model or model.name

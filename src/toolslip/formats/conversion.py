@@ -40,6 +40,7 @@ from typing import Any, Literal, TypeAlias, cast
 from ..core.errors import FormatError
 from ..core.messages import Message, ModelResponse, OutputSchema, Request, Settings, ToolSpec, UseTool
 from . import FORMATS, get_format
+from ._conversion_cache import tool_cache_marks
 from ._conversion_parts import message_for, messages_for
 from ._conversion_plan import URL_MODEL, Loss, OnLoss, Plan
 from ._conversion_settings import SHARED_FIELDS, translate_settings, unsaid_stream
@@ -217,7 +218,7 @@ def detect_kind(data: object, fmt: str) -> str:
 def _request(plan: Plan, request: Request, *, defaults: bool = True) -> Request:
     messages = _no_empty(plan, messages_for(plan, request.messages))
     tools = tuple(_spec(plan, s, f"tools[{i}]") for i, s in enumerate(request.tools))
-    extra_tools = request.extra_tools
+    tools, extra_tools = tool_cache_marks(plan, tools, request.extra_tools, request.server_tools)
     settings = request.settings
     if not plan.same:
         if not plan.family or plan.target == "openai-functions":  # functions[] holds functions only
@@ -264,6 +265,9 @@ def _extra_tools(plan: Plan, extra_tools: tuple[Mapping[str, Any], ...]) -> tupl
     """Hosted and server tool declarations, which only their own provider runs: reported and left out."""
     kept = []
     for i, tool in enumerate(extra_tools):
+        if "cachePoint" in tool and plan.target == "bedrock":  # a tool's cache mark, as Converse spells it
+            kept.append(tool)
+            continue
         if "cachePoint" in tool and plan.source == "bedrock":  # the end of the tools to cache
             what = "a cache point after the tools (a prompt-cache hint; the answer is the same without it)"
             plan.note(f"extra_tools[{i}]", what, "left out")
