@@ -205,6 +205,18 @@ async def test_iter_raises_the_model_error() -> None:
             pass
 
 
+def test_an_agent_takes_a_plain_list_of_tools_and_functions() -> None:
+    def shout(text: str) -> str:
+        """Upper-case a text."""
+        return text.upper()
+
+    model = ScriptedModel([call("fx", amount=320, currency="USD"), call("shout", text="hi"), "done"])
+    agent = Agent(model=model, tools=[fx, shout])  # type: ignore[arg-type]  # what pydantic-ai users write
+    result = agent.run("go")
+    assert [r.text for m in result.messages for r in m.tool_results] == ["320 USD = 2297.6 CNY", "HI"]
+    assert [t.name for t in model.requests[0].tools] == ["fx", "shout"]
+
+
 def test_max_steps_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_steps"):
         Agent(model=ScriptedModel([]), max_steps=0)
