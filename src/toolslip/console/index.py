@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -58,6 +59,10 @@ class RunRow:
     holder: Holder | None = field(default=None, repr=False)
     last_seq: int = 0
     """The newest entry read: the row's version, for live pages."""
+    eval: Mapping[str, Any] | None = None
+    """The eval trial this run is (its start's ``meta["eval"]``: report, suite, model, task, trial, attempt)."""
+    verdict: Mapping[str, Any] | None = None
+    """The eval check's verdict on it (reward, reason, detail), once the trial is scored."""
 
     def state(self, now: float) -> str:
         return "running" if self.holder is not None and self.holder.alive(now) else self.ended
@@ -84,10 +89,15 @@ class RunRow:
         if entry.kind == "decision":  # written by the resuming process: the run goes on after it
             self.asking.discard(data.get("call_id", ""))
             return
+        if entry.kind == "eval":  # an eval's verdict, written just before the run's finish
+            self.verdict = data
+            return
         self.steps = max(self.steps, entry.step)
         self.ended, self.message = "interrupted", ""
         if entry.kind == "start":
             self.started, self.model = entry.at, str(data.get("model", ""))
+            tag = (data.get("meta") or {}).get("eval")
+            self.eval = tag if isinstance(tag, dict) and tag.get("report") else None
             users = [m for m in data.get("messages", ()) if m.get("role") == "user"]
             self.prompt = message_from_dict(users[-1]).text if users else ""
         elif entry.kind == "model":
@@ -226,6 +236,14 @@ class RunIndex:
         for row in self.rows.values():
             counts[row.state(now)] = counts.get(row.state(now), 0) + 1
         return dict(sorted(counts.items()))
+
+    def reports(self) -> dict[str, list[RunRow]]:
+        """The runs of each eval report, by report id (newest report first)."""
+        found: dict[str, list[RunRow]] = {}
+        for row in sorted(self.rows.values(), key=lambda r: r.started, reverse=True):
+            if row.eval is not None:
+                found.setdefault(str(row.eval["report"]), []).append(row)
+        return found
 
     def held(self) -> list[RunRow]:
         """Runs that may hold calls waiting for a decision: paused ones, interrupted ones (cut-off calls), and
