@@ -196,5 +196,10 @@ def test_an_eval_s_trials_link_to_their_report_which_links_each_trial_and_compar
         assert page.url.startswith(f"{c.url}/compare?")
         shown = page.locator(".cols h2 a").all_inner_texts()
         assert shown == [run_of[passed.trial], run_of[failed.trial]]
+        notes = page.locator(".cols p.trial").all_inner_texts()
+        assert [f"trial #{r.trial} of task {mixed}" in n for r, n in zip((passed, failed), notes, strict=True)] == [
+            True,
+            True,
+        ]
         verdicts = page.locator(".cols li.eval").all_inner_texts()
         assert len(verdicts) == 2 and "eval check: pass" in verdicts[0] and failed.reason in verdicts[1]

@@ -149,12 +149,12 @@ def test_progress_bar_on_a_terminal_only() -> None:
     assert pipe.getvalue() == ""
 
 
-def test_journaled_trials_are_runs_tagged_with_their_trial_and_verdict_even_when_retried(tmp_path: Path) -> None:
+def test_journaled_trials_are_runs_tagged_with_their_trial_and_verdict_even_when_retried(journal_at: str) -> None:
     """Each attempt is a run of its own; the verdict comes just before the finish, so the run still reads as over."""
     from toolslip.durable.stores import open_store
     from toolslip.evals.journaled import EvalJournal, trial_run_id
 
-    where = EvalJournal(str(tmp_path / "runs.sqlite"), "eval-test")
+    where = EvalJournal(journal_at, "eval-test")  # a SQLite file, and a PostgreSQL journal
     model = FlakyModel(0.5, provider_error_rate=0.3)
     records = asyncio.run(evaluate(SUITE, [model], k=3, seed=3, retries=5, journal=where))
     store = open_store(where.location, read_only=True)

@@ -1,7 +1,9 @@
 """Takes the screenshots in docs/console.md with Debian's Chromium: a journal with a few runs (one paused on a
 payment, one whose payment was edited and approved, one that read a hostile page), the console on it.
 
-    PYTHONPATH=src python docs/images/console_screenshots.py
+    PYTHONPATH=src python docs/images/console_screenshots.py [evals]
+
+``evals`` takes only the eval report's: `toolslip eval --journal` on the examples' suite, the console on it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _console import console, finished, seed, states, wait_until, worker  # noqa: E402
+from _console import console, finished, seed, states, toolslip, wait_until, worker  # noqa: E402
 
 OUT = Path(__file__).parent
 
@@ -28,7 +30,8 @@ def main() -> None:
     assert finished(worker(journal, "fetch-report", "fetch it"))["stop_reason"] == "completed"
     with console(journal) as c, sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
         page = browser.new_page(viewport={"width": 1280, "height": 760})
         page.goto(f"{c.url}/?token={c.token}")
@@ -61,5 +64,22 @@ def main() -> None:
     subprocess.run(["ls", "-la", str(OUT)], check=True)
 
 
+def evals() -> None:
+    journal = str(Path(tempfile.mkdtemp()) / "runs.sqlite")
+    suite = str(ROOT / "examples" / "suite_expenses.py")
+    toolslip("eval", suite, "--model", "reference", "--model", "flaky:0.5", "-k", "4", "--journal", journal)
+    with console(journal) as c, sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 760})
+        page.goto(f"{c.url}/?token={c.token}")
+        page.goto(f"{c.url}/evals")
+        page.locator("td a").first.click()
+        page.screenshot(path=str(OUT / "console-eval.png"), full_page=True)
+        browser.close()
+
+
 if __name__ == "__main__":
-    main()
+    evals() if sys.argv[1:] == ["evals"] else (main(), evals())

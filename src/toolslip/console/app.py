@@ -163,8 +163,16 @@ class _Routes:
             items = (
                 timeline(entries, held, self.c.guard.csrf, decided=decided) if entries else html("<li>no such run</li>")
             )
+            row = self.c.index.rows.get(run_id)
+            note = trial_note(row) if row is not None else Html("")
             cols.append(
-                html('<div><h2><a href="/runs/{}">{}</a></h2><ol class="timeline">{}</ol></div>', run_id, run_id, items)
+                html(
+                    '<div><h2><a href="/runs/{}">{}</a></h2>{}<ol class="timeline">{}</ol></div>',
+                    run_id,
+                    run_id,
+                    note,
+                    items,
+                )
             )
         return _page(page("compare", join([form, html('<div class="cols">{}</div>', join(cols))]), active="compare"))
 
