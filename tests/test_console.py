@@ -269,3 +269,21 @@ async def test_a_gate_asking_through_the_inbox_waits_for_a_person_and_reads_the_
     assert "never post from a bot" in refusal
     [decision] = [e for e in journal.store.entries("asking") if e.kind == "decision"]
     assert decision.data["by"] == "erin" and decision.data["approved"] is False
+
+
+async def test_a_run_id_with_slashes_has_its_page_its_values_and_its_api(tmp_path: Path) -> None:
+    """The fleet names runs WORKFLOW/STEP; each of the run's routes must still find it."""
+    location = str(tmp_path / "runs.sqlite")
+    journal = Journal(location)
+    agent = Agent(
+        model=ScriptedModel([call("pay", to="bob", amount=3), "ok"]), tools=Toolbox([pay]), hooks=journal.wrap()
+    )
+    await agent.arun("go", run_id="wf-1/step-2")
+    console = Console(store=open_store(location), token="t")
+    async with serve(console) as url, aiohttp.ClientSession(headers={"Authorization": "Bearer t"}) as s:
+        async with s.get(f"{url}/runs/wf-1/step-2") as r:
+            assert r.status == 200 and "<h1>Run wf-1/step-2</h1>" in await r.text()
+        async with s.get(f"{url}/runs/wf-1/step-2/value?seq=1") as r:
+            assert r.status == 200 and await r.text() == "user: go"
+        async with s.get(f"{url}/api/runs/wf-1/step-2") as r:
+            assert r.status == 200 and (await r.json())["run"]["run_id"] == "wf-1/step-2"

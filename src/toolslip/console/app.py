@@ -42,9 +42,10 @@ def make_app(console: Console) -> web.Application:
             web.get("/static/console.css", routes.style),
             web.get("/runs", routes.runs),
             web.get("/runs/live", routes.runs_live),
-            web.get("/runs/{run}", routes.run),
-            web.get("/runs/{run}/live", routes.run_live),
-            web.get("/runs/{run}/value", routes.value),
+            # A run id may hold slashes (the fleet's WORKFLOW/STEP): its pages end the path, tried first.
+            web.get("/runs/{run:.+}/live", routes.run_live),
+            web.get("/runs/{run:.+}/value", routes.value),
+            web.get("/runs/{run:.+}", routes.run),
             web.get("/compare", routes.compare),
             web.get("/evals", routes.reports),
             web.get("/evals/{report}", routes.report),
