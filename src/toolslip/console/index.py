@@ -96,7 +96,10 @@ class RunRow:
         self.ended, self.message = "interrupted", ""
         if entry.kind == "start":
             self.started, self.model = entry.at, str(data.get("model", ""))
-            tag = (data.get("meta") or {}).get("eval")
+            meta = data.get("meta") or {}
+            tag = meta.get("eval")
+            if isinstance(tag, str) and tag:  # a trial played as a fleet run names its eval beside the trial's fields
+                tag = {**meta, "report": tag, "model": self.model}
             self.eval = tag if isinstance(tag, dict) and tag.get("report") else None
             users = [m for m in data.get("messages", ()) if m.get("role") == "user"]
             self.prompt = message_from_dict(users[-1]).text if users else ""
@@ -109,6 +112,9 @@ class RunRow:
         elif entry.kind == "finish":
             self.ended, self.cost = str(data.get("stop_reason", "?")), data.get("cost")
             self.held = len(data.get("pending", ()))
+            trial = (data.get("extra") or {}).get("trial")
+            if isinstance(trial, dict) and "reason" in trial:  # the fleet's trial run keeps its record here
+                self.verdict = {k: trial.get(k) for k in ("reward", "reason", "detail")}
             self.message = f"{self.held} waiting for a decision" if self.held else ""
         elif entry.kind == "abort":
             self.ended, self.message = str(data.get("status", "failed")), str(data.get("error", ""))
