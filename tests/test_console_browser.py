@@ -203,3 +203,5 @@ def test_an_eval_s_trials_link_to_their_report_which_links_each_trial_and_compar
         ]
         verdicts = page.locator(".cols li.eval").all_inner_texts()
         assert len(verdicts) == 2 and "eval check: pass" in verdicts[0] and failed.reason in verdicts[1]
+    shown = toolslip("show", run_of[failed.trial], "--journal", journal)
+    assert f"eval: check {failed.reason} (reward 0.0): {failed.detail}" in shown
