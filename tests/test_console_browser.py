@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from _console import console, finished, seed, states, toolslip, wait_until, worker
+from _console import console, env, finished, seed, states, toolslip, wait_until, worker
 from toolslip.evals import read_results
 
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the browser tests)")
@@ -205,3 +207,51 @@ def test_an_eval_s_trials_link_to_their_report_which_links_each_trial_and_compar
         assert len(verdicts) == 2 and "eval check: pass" in verdicts[0] and failed.reason in verdicts[1]
     shown = toolslip("show", run_of[failed.trial], "--journal", journal)
     assert f"eval: check {failed.reason} (reward 0.0): {failed.detail}" in shown
+
+
+SLOW_SUITE = '''
+import time
+
+from toolslip import tool
+from toolslip.evals import Task
+from toolslip.testing import call, reply
+
+
+@tool(effects="read_only")
+def wait(seconds: float) -> str:
+    """Wait a while."""
+    time.sleep(seconds)
+    return "waited"
+
+
+SLOWLY = [call("wait", seconds=0.4), reply("ok")]
+first = Task(id="first", prompt="wait", tools=[wait], check=lambda o: None, reference=SLOWLY)
+second = Task(id="second", prompt="wait", tools=[wait], check=lambda o: None, reference=SLOWLY)
+'''
+
+
+def test_an_eval_report_fills_in_live_as_its_trials_finish(browser: Any, tmp_path: Path) -> None:
+    journal, suite = str(tmp_path / "runs.sqlite"), tmp_path / "slow.py"
+    suite.write_text(SLOW_SUITE)
+    argv = ["eval", str(suite), "--model", "reference", "-k", "3", "--concurrency", "1", "--journal", journal]
+    run = subprocess.Popen([sys.executable, "-m", "toolslip.cli", *argv], env=env(), text=True, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: Path(journal).exists() and states(journal), 30, "the eval's first trial in the journal")
+        report = next(iter(states(journal))).split("-reference-")[0]
+        with console(journal) as c:
+            page = _signed_in(browser, c.url, c.token)
+            page.goto(f"{c.url}/evals/{report}")
+            page.evaluate("window.__notReloaded = true")
+            seen: set[str] = set()
+
+            def look() -> bool:
+                counts = page.locator("tr[id^=task-] td.n").all_inner_texts()
+                seen.add(" ".join(counts))
+                return counts == ["3 of 3", "3 of 3"]
+
+            wait_until(look, 30, "both tasks shown with 3 of 3 trials passed")
+            assert page.evaluate("window.__notReloaded") is True  # followed live, never reloaded
+            assert len(seen) >= 3, seen  # it showed trials being added on the way
+    finally:
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err

@@ -24,7 +24,7 @@ from .api import add_api_routes
 from .assets import CSS, JS
 from .html import Html, clean, html, join
 from .pages import inbox_items, page, run_rows, runs_page, timeline
-from .reports import report_page, reports_page, trial_note
+from .reports import report_page, report_sections, reports_page, trial_note
 from .security import HEADERS
 from .state import Console, query_int
 from .uistream import add_stream_routes
@@ -49,6 +49,7 @@ def make_app(console: Console) -> web.Application:
             web.get("/compare", routes.compare),
             web.get("/evals", routes.reports),
             web.get("/evals/{report}", routes.report),
+            web.get("/evals/{report}/live", routes.report_live),
             web.get("/inbox", routes.inbox),
             web.get("/inbox/live", routes.inbox_live),
             web.post("/inbox/decide", routes.decide_form),
@@ -191,6 +192,14 @@ class _Routes:
                 page("No such report", html('<p class="error">No eval report {} in the journal.</p>', report)), 404
             )
         return _page(page(f"eval {report}", report_page(report, runs), active="evals"))
+
+    async def report_live(self, request: web.Request) -> web.StreamResponse:
+        report = request.match_info["report"]
+
+        async def render() -> str:
+            return report_sections((await self.c.db(self.c.index.reports)).get(report, []))
+
+        return await self._live(request, render)
 
     # --- the inbox ------------------------------------------------------------------------------------
 

@@ -8,13 +8,14 @@ complete wherever its journal is, with no results file to find; a trial still ru
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode
 
 from .html import Html, html, join
 from .index import RunRow
 
-__all__ = ["report_page", "reports_page", "trial_note"]
+__all__ = ["report_page", "report_sections", "reports_page", "trial_note"]
 
 
 def _mark(row: RunRow, now: float) -> tuple[str, str]:
@@ -91,6 +92,19 @@ def reports_page(reports: Mapping[str, Sequence[RunRow]]) -> Html:
 
 
 def report_page(report: str, runs: Sequence[RunRow]) -> Html:
+    """The report's sections in an element that follows them live, as the eval's trials finish."""
+    suites = ", ".join(sorted({str(r.eval.get("suite")) for r in runs if r.eval is not None}))
+    return html(
+        "<h1>Eval report {}</h1><p>suite <code>{}</code>; the tables update as trials finish.</p>"
+        '<div id="live" data-live="/evals/{}/live">{}</div>',
+        report,
+        suites,
+        report,
+        report_sections(runs),
+    )
+
+
+def report_sections(runs: Sequence[RunRow]) -> Html:
     """Each model's tasks in suite order, each task's trials linked to their runs, and a link comparing two."""
     now = time.time()
     by_model: dict[str, dict[str, list[RunRow]]] = {}
@@ -129,16 +143,14 @@ def report_page(report: str, runs: Sequence[RunRow]) -> Html:
                     _compare(trials),
                 )
             )
-        sections.append(
-            html(
-                "<h2>{}</h2><table><thead><tr><th>task</th><th>passed</th><th>trials</th><th></th></tr></thead>"
-                "<tbody>{}</tbody></table>",
-                model,
-                join(lines),
-            )
+        body = html(
+            "<h2>{}</h2><table><thead><tr><th>task</th><th>passed</th><th>trials</th><th></th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            model,
+            join(lines),
         )
-    suites = ", ".join(sorted({str(r.eval.get("suite")) for r in runs if r.eval is not None}))
-    return html("<h1>Eval report {}</h1><p>suite <code>{}</code></p>{}", report, suites, join(sections))
+        sections.append(html('<section id="model-{}" data-v="{}">{}</section>', model, zlib.crc32(body.encode()), body))
+    return join(sections)
 
 
 def _compare(trials: Sequence[RunRow]) -> Html:
