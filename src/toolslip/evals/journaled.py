@@ -21,7 +21,7 @@ from ..durable.journal import Journal
 __all__ = ["EvalJournal", "new_report_id", "trial_journal", "trial_run_id", "trial_tag"]
 
 
-class TrialRecord(Protocol):
+class _Trial(Protocol):
     """What a trial's tag is made of (a :class:`~toolslip.evals.TrialRecord` has it; trial.py imports us)."""
 
     suite: str
@@ -48,12 +48,12 @@ def new_report_id() -> str:
     return f"eval-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
 
 
-def trial_run_id(report: str, record: TrialRecord) -> str:
+def trial_run_id(report: str, record: _Trial) -> str:
     """The journal run of one attempt of one trial: distinct across reports, models and retries."""
     return f"{report}-{record.model}-{record.task}-{record.trial}-{record.attempt}"
 
 
-def trial_tag(report: str, record: TrialRecord) -> dict[str, Any]:
+def trial_tag(report: str, record: _Trial) -> dict[str, Any]:
     """What the run's start entry says about the trial (JSON values only)."""
     return {
         "report": report,
@@ -67,6 +67,6 @@ def trial_tag(report: str, record: TrialRecord) -> dict[str, Any]:
     }
 
 
-def trial_journal(where: EvalJournal, record: TrialRecord) -> Journal:
+def trial_journal(where: EvalJournal, record: _Trial) -> Journal:
     """A journal on ``where.location`` whose runs are tagged as ``record``'s trial (close its store after)."""
     return Journal(where.location, meta={"eval": trial_tag(where.report, record)})
