@@ -269,3 +269,57 @@ async def test_a_gate_asking_through_the_inbox_waits_for_a_person_and_reads_the_
     assert "never post from a bot" in refusal
     [decision] = [e for e in journal.store.entries("asking") if e.kind == "decision"]
     assert decision.data["by"] == "erin" and decision.data["approved"] is False
+
+
+async def test_a_run_id_with_slashes_has_its_page_its_values_and_its_api(tmp_path: Path) -> None:
+    """The fleet names runs WORKFLOW/STEP; each of the run's routes must still find it."""
+    location = str(tmp_path / "runs.sqlite")
+    journal = Journal(location)
+    agent = Agent(
+        model=ScriptedModel([call("pay", to="bob", amount=3), "ok"]), tools=Toolbox([pay]), hooks=journal.wrap()
+    )
+    await agent.arun("go", run_id="wf-1/step-2")
+    console = Console(store=open_store(location), token="t")
+    async with serve(console) as url, aiohttp.ClientSession(headers={"Authorization": "Bearer t"}) as s:
+        async with s.get(f"{url}/runs/wf-1/step-2") as r:
+            assert r.status == 200 and "<h1>Run wf-1/step-2</h1>" in await r.text()
+        async with s.get(f"{url}/runs/wf-1/step-2/value?seq=1") as r:
+            assert r.status == 200 and await r.text() == "user: go"
+        async with s.get(f"{url}/api/runs/wf-1/step-2") as r:
+            assert r.status == 200 and (await r.json())["run"]["run_id"] == "wf-1/step-2"
+
+
+def test_an_eval_trial_is_read_from_its_own_run_or_from_a_fleet_run_that_played_it() -> None:
+    """Trials journaled by ``toolslip eval --journal`` tag their start and write an ``eval`` verdict; a trial the
+    fleet plays names its eval flat in the start's meta and keeps its record in the finish's ``extra``."""
+    from toolslip.console.index import RunRow
+    from toolslip.durable.journal_store import Entry
+
+    def row(run_id: str, *entries: tuple[str, dict[str, Any]]) -> RunRow:
+        r = RunRow(run_id=run_id)
+        for seq, (kind, data) in enumerate(entries, 1):
+            r.fold(Entry(seq=seq, run_id=run_id, at=float(seq), kind=kind, step=1, key="", data=data))
+        return r
+
+    tag = {"report": "e1", "suite": "s", "model": "m", "task": "t", "position": 0, "trial": 1, "attempt": 0, "seed": 5}
+    own = row(
+        "e1-m-t-1-0",
+        ("start", {"model": "m", "messages": [], "meta": {"eval": tag}}),
+        ("eval", {"reward": 0.0, "reason": "wrong_state", "detail": "no"}),
+        ("finish", {"stop_reason": "completed"}),
+    )
+    assert (own.eval, own.verdict, own.ended) == (
+        tag,
+        {"reward": 0.0, "reason": "wrong_state", "detail": "no"},
+        "completed",
+    )
+    flat = {"eval": "e2", "suite": "s", "task": "t", "trial": 0, "attempt": 0, "seed": 5}
+    record = {"type": "trial", "reward": 1.0, "reason": "pass", "detail": "", "messages": []}
+    fleet = row(
+        "e2/m/t/0.0",
+        ("start", {"model": "m", "messages": [], "meta": flat}),
+        ("finish", {"stop_reason": "completed", "extra": {"trial": record}}),
+    )
+    assert fleet.eval == {**flat, "report": "e2", "model": "m"}
+    assert fleet.verdict == {"reward": 1.0, "reason": "pass", "detail": ""}
+    assert RunRow(run_id="plain").eval is None

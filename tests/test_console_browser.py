@@ -8,7 +8,10 @@ worker with no person at its terminal would; the console is ``toolslip console``
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +19,12 @@ from typing import Any
 
 import pytest
 
-from _console import console, finished, seed, states, toolslip, wait_until, worker
+from _console import console, env, finished, seed, states, toolslip, wait_until, worker
+from toolslip.evals import read_results
 
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the browser tests)")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+EXAMPLE = str(Path(__file__).parents[1] / "examples" / "suite_expenses.py")
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="apt-get install chromium (make system-deps)")
 
 
@@ -153,3 +158,100 @@ def test_a_hostile_tool_output_renders_inert_and_the_page_stays_usable(browser: 
         whole = page.evaluate("document.body.innerText.length")
         assert whole > 5_000_000  # the stored value is whole, shown as plain text
         assert dialogs == []
+
+
+def test_an_eval_s_trials_link_to_their_report_which_links_each_trial_and_compares_two(
+    browser: Any, tmp_path: Path
+) -> None:
+    journal, out = str(tmp_path / "runs.sqlite"), tmp_path / "results.jsonl"
+    argv = ["eval", EXAMPLE, "--model", "reference", "--model", "flaky:0.5", "-k", "2"]
+    toolslip(*argv, "--journal", journal, "--out", str(out))
+    report = json.loads(out.read_text().splitlines()[0])["report"]
+    flaky = [r for r in read_results(out) if r.model == "flaky:0.5"]
+    mixed = next(
+        t for t in dict.fromkeys(r.task for r in flaky) if {r.success for r in flaky if r.task == t} == {True, False}
+    )
+    passed, failed = (next(r for r in flaky if r.task == mixed and r.success is ok) for ok in (True, False))
+    run_of = {r.trial: f"{report}-flaky:0.5-{mixed}-{r.trial}-0" for r in (passed, failed)}
+    with console(journal) as c:
+        page = _signed_in(browser, c.url, c.token)
+        page.goto(f"{c.url}/evals")
+        page.locator(f"a[href='/evals/{report}']").click()
+        assert page.url == f"{c.url}/evals/{report}"
+        row = page.locator(f'[id="task-flaky:0.5-{mixed}"]')
+        assert "1 of 2" in row.inner_text()
+        trials = row.locator("a.trial")
+        assert sorted(trials.evaluate_all("links => links.map(a => a.getAttribute('href'))")) == sorted(
+            f"/runs/{run}" for run in run_of.values()
+        )
+        assert row.locator(f"a[href='/runs/{run_of[failed.trial]}']").inner_text() == f"#{failed.trial} ✗"
+        assert page.locator(f'[id="task-reference-{mixed}"]').inner_text().count("✓") == 2
+
+        row.locator(f"a[href='/runs/{run_of[failed.trial]}']").click()  # a trial's run, and back to its report
+        note = page.locator("p.trial").inner_text()
+        assert f"trial #{failed.trial} of task {mixed}, model flaky:0.5, in eval report {report}" in note
+        assert failed.reason in note and failed.reason in page.locator("li.eval").inner_text()
+        page.locator("p.trial a").click()
+        assert page.url == f"{c.url}/evals/{report}"
+
+        page.locator(f'[id="task-flaky:0.5-{mixed}"] a.compare').click()  # the passing and the failing trial
+        assert page.url.startswith(f"{c.url}/compare?")
+        shown = page.locator(".cols h2 a").all_inner_texts()
+        assert shown == [run_of[passed.trial], run_of[failed.trial]]
+        notes = page.locator(".cols p.trial").all_inner_texts()
+        assert [f"trial #{r.trial} of task {mixed}" in n for r, n in zip((passed, failed), notes, strict=True)] == [
+            True,
+            True,
+        ]
+        verdicts = page.locator(".cols li.eval").all_inner_texts()
+        assert len(verdicts) == 2 and "eval check: pass" in verdicts[0] and failed.reason in verdicts[1]
+    shown = toolslip("show", run_of[failed.trial], "--journal", journal)
+    assert f"eval: check {failed.reason} (reward 0.0): {failed.detail}" in shown
+
+
+SLOW_SUITE = '''
+import time
+
+from toolslip import tool
+from toolslip.evals import Task
+from toolslip.testing import call, reply
+
+
+@tool(effects="read_only")
+def wait(seconds: float) -> str:
+    """Wait a while."""
+    time.sleep(seconds)
+    return "waited"
+
+
+SLOWLY = [call("wait", seconds=0.4), reply("ok")]
+first = Task(id="first", prompt="wait", tools=[wait], check=lambda o: None, reference=SLOWLY)
+second = Task(id="second", prompt="wait", tools=[wait], check=lambda o: None, reference=SLOWLY)
+'''
+
+
+def test_an_eval_report_fills_in_live_as_its_trials_finish(browser: Any, tmp_path: Path) -> None:
+    journal, suite = str(tmp_path / "runs.sqlite"), tmp_path / "slow.py"
+    suite.write_text(SLOW_SUITE)
+    argv = ["eval", str(suite), "--model", "reference", "-k", "3", "--concurrency", "1", "--journal", journal]
+    run = subprocess.Popen([sys.executable, "-m", "toolslip.cli", *argv], env=env(), text=True, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: Path(journal).exists() and states(journal), 30, "the eval's first trial in the journal")
+        report = next(iter(states(journal))).split("-reference-")[0]
+        with console(journal) as c:
+            page = _signed_in(browser, c.url, c.token)
+            page.goto(f"{c.url}/evals/{report}")
+            page.evaluate("window.__notReloaded = true")
+            seen: set[str] = set()
+
+            def look() -> bool:
+                counts = page.locator("tr[id^=task-] td.n").all_inner_texts()
+                seen.add(" ".join(counts))
+                return counts == ["3 of 3", "3 of 3"]
+
+            wait_until(look, 30, "both tasks shown with 3 of 3 trials passed")
+            assert page.evaluate("window.__notReloaded") is True  # followed live, never reloaded
+            assert len(seen) >= 3, seen  # it showed trials being added on the way
+    finally:
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err

@@ -6,6 +6,7 @@ approved, the payment runs once; denied, the reason reaches the model. Node runs
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,9 +25,10 @@ pytestmark = [
 ]
 
 
-def _chat(url: str, token: str, prompt: str, *verdict: str) -> dict[str, Any]:
+def _chat(url: str, token: str, prompt: str, *verdict: str, then: str = "") -> dict[str, Any]:
+    env = {**os.environ, "CHAT_THEN": then}
     done = subprocess.run(
-        ["node", "chat.mjs", url, token, prompt, *verdict], cwd=JS, capture_output=True, text=True, timeout=60
+        ["node", "chat.mjs", url, token, prompt, *verdict], cwd=JS, capture_output=True, text=True, timeout=60, env=env
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]
@@ -52,6 +54,20 @@ def test_use_chat_s_client_approves_a_payment_through_the_ui_message_stream(tmp_
     assert bound is not None and bound[1:3] == (1, tool_part["toolCallId"])
     shown = toolslip("show", bound[0], "--journal", journal)
     assert f"decision: {tool_part['toolCallId']} pay approved by ui-stream" in shown
+
+
+def test_a_follow_up_turn_sees_the_earlier_turn_s_tool_call_and_result(tmp_path: Path, monkeypatch: Any) -> None:
+    """useChat posts the whole history again; the new run's model is sent the earlier call and its result, paired
+    by id (the fixture's model answers a "what did you" question from the tool results it was sent, nothing else)."""
+    journal, payments = str(tmp_path / "runs.sqlite"), tmp_path / "payments.log"
+    monkeypatch.setenv("CONSOLE_PAYMENTS", str(payments))
+    with console(journal, "--model", f"{FIXTURE}:model", "--tools", str(FIXTURE)) as c:
+        chat = _chat(c.url, c.token, "pay bob", "approve", then="what did you pay?")
+    assert chat["status"] == "ready" and chat["error"] is None, chat
+    assert [m["role"] for m in chat["messages"]] == ["user", "assistant", "user", "assistant"]
+    answer = [p["text"] for p in chat["messages"][3]["parts"] if p["type"] == "text"]
+    assert answer == ['earlier: pay {"amount": 20, "to": "bob"} -> paid 20 EUR to bob']
+    assert payments.read_text() == "bob 20\n"  # the follow-up ran nothing again
 
 
 @pytest.mark.slow

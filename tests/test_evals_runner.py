@@ -147,3 +147,30 @@ def test_progress_bar_on_a_terminal_only() -> None:
     assert "[" + "#" * 12 + "." * 12 + "] 10/20" in frames[9]
     asyncio.run(evaluate(SUITE, [FlakyModel(0.5)], k=1, progress=Progress(5, pipe)))
     assert pipe.getvalue() == ""
+
+
+def test_journaled_trials_are_runs_tagged_with_their_trial_and_verdict_even_when_retried(journal_at: str) -> None:
+    """Each attempt is a run of its own; the verdict comes just before the finish, so the run still reads as over."""
+    from toolslip.durable.stores import open_store
+    from toolslip.evals.journaled import EvalJournal, trial_run_id
+
+    where = EvalJournal(journal_at, "eval-test")  # a SQLite file, and a PostgreSQL journal
+    model = FlakyModel(0.5, provider_error_rate=0.3)
+    records = asyncio.run(evaluate(SUITE, [model], k=3, seed=3, retries=5, journal=where))
+    store = open_store(where.location, read_only=True)
+    status = {r.run_id: r.status for r in store.runs(1000)}
+    assert set(status) == {trial_run_id("eval-test", r) for r in records}  # retries included, none shared
+    for record in records:
+        entries = store.entries(trial_run_id("eval-test", record))
+        tag = entries[0].data["meta"]["eval"]
+        assert (tag["report"], tag["task"], tag["trial"], tag["attempt"]) == (
+            "eval-test", record.task, record.trial, record.attempt
+        )  # fmt: skip
+        verdicts = [e.data for e in entries if e.kind == "eval"]
+        if record.reason == "provider_error":
+            assert verdicts == [] and status[entries[0].run_id] == "failed"
+        else:
+            assert verdicts == [{"reward": record.reward, "reason": record.reason, "detail": record.detail}]
+            assert [e.kind for e in entries[-2:]] == ["eval", "finish"] and status[entries[0].run_id] != "interrupted"
+    assert any(r.reason == "provider_error" for r in records) and any(r.success for r in records)
+    store.close()

@@ -1,7 +1,9 @@
 """Takes the screenshots in docs/console.md with Debian's Chromium: a journal with a few runs (one paused on a
 payment, one whose payment was edited and approved, one that read a hostile page), the console on it.
 
-    PYTHONPATH=src python docs/images/console_screenshots.py
+    PYTHONPATH=src python docs/images/console_screenshots.py [evals]
+
+``evals`` takes only the eval report's: `toolslip eval --journal` on the examples' suite, the console on it.
 """
 
 from __future__ import annotations
@@ -11,15 +13,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _console import console, finished, seed, states, wait_until, worker  # noqa: E402
+from _console import Running, console, finished, seed, states, toolslip, wait_until, worker  # noqa: E402
 
 OUT = Path(__file__).parent
+
+
+def _signed_in(p: Any, c: Running) -> tuple[Any, Any]:
+    """Chromium, and a page signed in to the console ``c``."""
+    browser = p.chromium.launch(
+        executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    )
+    page = browser.new_page(viewport={"width": 1280, "height": 760})
+    page.goto(f"{c.url}/?token={c.token}")
+    return browser, page
 
 
 def main() -> None:
@@ -27,11 +40,7 @@ def main() -> None:
     seed(journal)
     assert finished(worker(journal, "fetch-report", "fetch it"))["stop_reason"] == "completed"
     with console(journal) as c, sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        page = browser.new_page(viewport={"width": 1280, "height": 760})
-        page.goto(f"{c.url}/?token={c.token}")
+        browser, page = _signed_in(p, c)
         edited = worker(journal, "pay-rent", "pay bob")
         waiting = worker(journal, "pay-invoice", "pay bob")
         reading = [worker(journal, f"report-{n}", "read 6 pages", CONSOLE_STEP_SECONDS="1") for n in range(3)]
@@ -61,5 +70,17 @@ def main() -> None:
     subprocess.run(["ls", "-la", str(OUT)], check=True)
 
 
+def evals() -> None:
+    journal = str(Path(tempfile.mkdtemp()) / "runs.sqlite")
+    suite = str(ROOT / "examples" / "suite_expenses.py")
+    toolslip("eval", suite, "--model", "reference", "--model", "flaky:0.5", "-k", "4", "--journal", journal)
+    with console(journal) as c, sync_playwright() as p:
+        browser, page = _signed_in(p, c)
+        page.goto(f"{c.url}/evals")
+        page.locator("td a").first.click()
+        page.screenshot(path=str(OUT / "console-eval.png"), full_page=True)
+        browser.close()
+
+
 if __name__ == "__main__":
-    main()
+    evals() if sys.argv[1:] == ["evals"] else (main(), evals())

@@ -44,6 +44,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--retries", type=at_least(0), default=2, help="reruns of a trial after a provider error or crash (default 2)"
     )
+    p.add_argument(
+        "--journal",
+        metavar="LOCATION",
+        help="journal every trial as a run (SQLite file or postgresql:// URL), grouped as one report that "
+        "`toolslip console --journal LOCATION` shows under /evals",
+    )
     p.add_argument("--ray", metavar="ADDRESS", help="run trials on a Ray cluster; 'local' starts one here")
     p.add_argument("--report", help="write a self-contained HTML report here")
     p.add_argument("--png", help="write the pass^k curve and grid as a PNG (needs toolslip[report])")
@@ -65,6 +71,12 @@ def _handle(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)  # may register a provider
     models = _models(args.model)
     about = run_info(suite, models, k=args.k, seed=args.seed, retries=args.retries, command=args.argv)
+    journal = None
+    if args.journal:
+        from ..evals.journaled import EvalJournal, new_report_id
+
+        journal = EvalJournal(args.journal, new_report_id())
+        about["report"] = journal.report
     with contextlib.ExitStack() as stack:
         executor = None
         if args.ray:
@@ -83,6 +95,7 @@ def _handle(args: argparse.Namespace) -> int:
                 resume=args.resume,
                 executor=executor,
                 about=about,
+                journal=journal,
             )
         )
     summaries = summarize(records)
@@ -90,6 +103,8 @@ def _handle(args: argparse.Namespace) -> int:
     write_reports(summaries, args.report, args.png, [about])
     if args.report:
         print(f"report: {args.report}", file=sys.stderr)
+    if journal is not None:
+        print(f"journaled as report {journal.report}: /evals/{journal.report} in toolslip console", file=sys.stderr)
     problems = [*_unscored(summaries), *_under(summaries, args.k, args.fail_under)]
     for problem in problems:
         print(f"toolslip eval: {problem}", file=sys.stderr)

@@ -82,6 +82,9 @@ def format_entry(entry: Entry) -> str:
         return f"{head}: {data.get('status')}: {data.get('error', '')}"
     if entry.kind == "decision":
         return f"{head}: {describe_decision(data)}"
+    if entry.kind == "eval":  # an eval trial's verdict (toolslip eval --journal)
+        detail = f": {data['detail']}" if data.get("detail") else ""
+        return f"{head}: check {data.get('reason')} (reward {data.get('reward')}){detail}"
     if entry.kind == "ask":  # the run waits for the inbox (journal.inbox_approver)
         call = f"{data.get('call_id')} {data.get('tool')} {_json(data.get('arguments'))}"
         return f"{head}: {call} asked: {data.get('reason')}"

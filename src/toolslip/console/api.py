@@ -68,9 +68,9 @@ def add_api_routes(app: web.Application, console: Console) -> None:
     app.add_routes(
         [
             web.get("/api/runs", api_runs),
-            web.get("/api/runs/{run}", api_run),
+            web.get("/api/runs/{run:.+}", api_run),
             web.get("/api/held", api_held),
-            web.post("/api/held/{run}/{call}", api_decide),
+            web.post("/api/held/{run:.+}/{call}", api_decide),
         ]
     )
 

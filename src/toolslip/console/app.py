@@ -24,6 +24,7 @@ from .api import add_api_routes
 from .assets import CSS, JS
 from .html import Html, clean, html, join
 from .pages import inbox_items, page, run_rows, runs_page, timeline
+from .reports import report_page, report_sections, reports_page, trial_note
 from .security import HEADERS
 from .state import Console, query_int
 from .uistream import add_stream_routes
@@ -41,10 +42,14 @@ def make_app(console: Console) -> web.Application:
             web.get("/static/console.css", routes.style),
             web.get("/runs", routes.runs),
             web.get("/runs/live", routes.runs_live),
-            web.get("/runs/{run}", routes.run),
-            web.get("/runs/{run}/live", routes.run_live),
-            web.get("/runs/{run}/value", routes.value),
+            # A run id may hold slashes (the fleet's WORKFLOW/STEP): its pages end the path, tried first.
+            web.get("/runs/{run:.+}/live", routes.run_live),
+            web.get("/runs/{run:.+}/value", routes.value),
+            web.get("/runs/{run:.+}", routes.run),
             web.get("/compare", routes.compare),
+            web.get("/evals", routes.reports),
+            web.get("/evals/{report}", routes.report),
+            web.get("/evals/{report}/live", routes.report_live),
             web.get("/inbox", routes.inbox),
             web.get("/inbox/live", routes.inbox_live),
             web.post("/inbox/decide", routes.decide_form),
@@ -105,12 +110,13 @@ class _Routes:
         state = row.state(time.time()) if row is not None else "?"
         head = html(
             '<h1>Run {}</h1><p>state <span class="state {}">{}</span>{} · '
-            '<a href="/compare?a={}">compare with…</a></p>',
+            '<a href="/compare?a={}">compare with…</a></p>{}',
             run_id,
             state,
             state,
             f" ({row.message})" if row is not None and row.message else "",
             run_id,
+            trial_note(row) if row is not None else Html(""),
         )
         body = timeline(entries, held, self.c.guard.csrf, decided=decided)
         live = html('<ol class="timeline" id="live" data-live="/runs/{}/live">{}</ol>', run_id, body)
@@ -159,10 +165,41 @@ class _Routes:
             items = (
                 timeline(entries, held, self.c.guard.csrf, decided=decided) if entries else html("<li>no such run</li>")
             )
+            row = self.c.index.rows.get(run_id)
+            note = trial_note(row) if row is not None else Html("")
             cols.append(
-                html('<div><h2><a href="/runs/{}">{}</a></h2><ol class="timeline">{}</ol></div>', run_id, run_id, items)
+                html(
+                    '<div><h2><a href="/runs/{}">{}</a></h2>{}<ol class="timeline">{}</ol></div>',
+                    run_id,
+                    run_id,
+                    note,
+                    items,
+                )
             )
         return _page(page("compare", join([form, html('<div class="cols">{}</div>', join(cols))]), active="compare"))
+
+    # --- eval reports -------------------------------------------------------------------------------
+
+    async def reports(self, request: web.Request) -> web.StreamResponse:
+        reports = await self.c.db(self.c.index.reports)
+        return _page(page("eval reports", reports_page(reports), active="evals"))
+
+    async def report(self, request: web.Request) -> web.StreamResponse:
+        report = request.match_info["report"]
+        runs = (await self.c.db(self.c.index.reports)).get(report)
+        if not runs:
+            return _page(
+                page("No such report", html('<p class="error">No eval report {} in the journal.</p>', report)), 404
+            )
+        return _page(page(f"eval {report}", report_page(report, runs), active="evals"))
+
+    async def report_live(self, request: web.Request) -> web.StreamResponse:
+        report = request.match_info["report"]
+
+        async def render() -> str:
+            return report_sections((await self.c.db(self.c.index.reports)).get(report, []))
+
+        return await self._live(request, render)
 
     # --- the inbox ------------------------------------------------------------------------------------
 

@@ -66,6 +66,8 @@ li.decision, .decided { border-left: 4px solid #0b62c4; }
 li.held { border-left: 4px solid #b26a00; }
 .outcome { font-weight: 600; } .outcome.ran { color: #1b7f3b; } .outcome.held { color: #b26a00; }
 .outcome.refused, .outcome.failed { color: #b3261e; }
+a.trial { color: #b3261e; } a.trial.pass, .verdict.pass { color: #1b7f3b; } a.trial.running { color: #0b62c4; }
+.verdict { font-weight: 600; color: #b3261e; }
 .gate { color: #6a1b9a; } .why { color: #555; } .at { color: #777; }
 form.decide label { display: block; margin: .3em 0; }
 form.decide textarea, form.decide input[name=note] { width: 100%; font-family: monospace; }

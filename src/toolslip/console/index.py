@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -58,6 +59,10 @@ class RunRow:
     holder: Holder | None = field(default=None, repr=False)
     last_seq: int = 0
     """The newest entry read: the row's version, for live pages."""
+    eval: Mapping[str, Any] | None = None
+    """The eval trial this run is (its start's ``meta["eval"]``: report, suite, model, task, trial, attempt)."""
+    verdict: Mapping[str, Any] | None = None
+    """The eval check's verdict on it (reward, reason, detail), once the trial is scored."""
 
     def state(self, now: float) -> str:
         return "running" if self.holder is not None and self.holder.alive(now) else self.ended
@@ -84,10 +89,18 @@ class RunRow:
         if entry.kind == "decision":  # written by the resuming process: the run goes on after it
             self.asking.discard(data.get("call_id", ""))
             return
+        if entry.kind == "eval":  # an eval's verdict, written just before the run's finish
+            self.verdict = data
+            return
         self.steps = max(self.steps, entry.step)
         self.ended, self.message = "interrupted", ""
         if entry.kind == "start":
             self.started, self.model = entry.at, str(data.get("model", ""))
+            meta = data.get("meta") or {}
+            tag = meta.get("eval")
+            if isinstance(tag, str) and tag:  # a trial played as a fleet run names its eval beside the trial's fields
+                tag = {**meta, "report": tag, "model": self.model}
+            self.eval = tag if isinstance(tag, dict) and tag.get("report") else None
             users = [m for m in data.get("messages", ()) if m.get("role") == "user"]
             self.prompt = message_from_dict(users[-1]).text if users else ""
         elif entry.kind == "model":
@@ -99,6 +112,9 @@ class RunRow:
         elif entry.kind == "finish":
             self.ended, self.cost = str(data.get("stop_reason", "?")), data.get("cost")
             self.held = len(data.get("pending", ()))
+            trial = (data.get("extra") or {}).get("trial")
+            if isinstance(trial, dict) and "reason" in trial:  # the fleet's trial run keeps its record here
+                self.verdict = {k: trial.get(k) for k in ("reward", "reason", "detail")}
             self.message = f"{self.held} waiting for a decision" if self.held else ""
         elif entry.kind == "abort":
             self.ended, self.message = str(data.get("status", "failed")), str(data.get("error", ""))
@@ -226,6 +242,14 @@ class RunIndex:
         for row in self.rows.values():
             counts[row.state(now)] = counts.get(row.state(now), 0) + 1
         return dict(sorted(counts.items()))
+
+    def reports(self) -> dict[str, list[RunRow]]:
+        """The runs of each eval report, by report id (newest report first)."""
+        found: dict[str, list[RunRow]] = {}
+        for row in sorted(self.rows.values(), key=lambda r: r.started, reverse=True):
+            if row.eval is not None:
+                found.setdefault(str(row.eval["report"]), []).append(row)
+        return found
 
     def held(self) -> list[RunRow]:
         """Runs that may hold calls waiting for a decision: paused ones, interrupted ones (cut-off calls), and

@@ -31,7 +31,7 @@ STATES = ("running", "paused", "completed", "failed", "interrupted", "max_steps"
 def page(title: str, body: Html, *, active: str = "") -> Html:
     nav = join(
         html('<a href="{}"{}>{}</a>', href, Html(' class="on"') if name == active else Html(""), name)
-        for name, href in (("runs", "/runs"), ("inbox", "/inbox"), ("compare", "/compare"))
+        for name, href in (("runs", "/runs"), ("inbox", "/inbox"), ("compare", "/compare"), ("evals", "/evals"))
     )
     return html(
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{} · toolslip console</title>'
@@ -262,6 +262,18 @@ class _Timeline:
     def _abort(self, e: Entry, head: Html) -> Html:
         status = e.data.get("status")
         return html('{}<span class="state {}">{}</span>: {}', head, status, status, e.data.get("error"))
+
+    def _eval(self, e: Entry, head: Html) -> Html:
+        d = e.data
+        detail = fold(str(d["detail"])) if d.get("detail") else Html("")
+        return html(
+            '{}eval check: <span class="verdict {}">{}</span> (reward {}){}',
+            head,
+            d.get("reason"),
+            d.get("reason"),
+            d.get("reward"),
+            detail,
+        )
 
     def _resume(self, e: Entry, head: Html) -> Html:
         return html("{}resumed", head)

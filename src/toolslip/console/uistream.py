@@ -12,6 +12,8 @@ stream sends ``tool-approval-request`` whose ``approvalId`` names the run, the s
 of its arguments. When the user answers, ``useChat`` posts the messages again with the tool part in state
 ``approval-responded``; the answer is recorded as a decision bound to that hash (who: ``ui-stream``, the
 reason the user gave goes to the model), and the run is resumed from its journal, the rest streamed on.
+A new user message starts a new run from the whole conversation, earlier tool calls and results included
+(:mod:`~toolslip.console.uimessages`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ import orjson
 from aiohttp import web
 
 from ..core.events import Event, ModelResponded, TextDelta, ToolFinished
-from ..core.messages import Message, Reasoning, Text, ToolCall
+from ..core.messages import Reasoning, ToolCall
 from ..durable.inbox import DecisionRefused, call_hash, decide
+from .uimessages import BadUIMessages, ui_transcript
 
 if TYPE_CHECKING:
     from .state import Console
@@ -76,6 +79,10 @@ async def _chat(request: web.Request, console: Console) -> web.StreamResponse:
         assert isinstance(messages, list)
     except (orjson.JSONDecodeError, KeyError, TypeError, AssertionError):
         return web.json_response({"error": "the body must be useChat's: {id, messages: [...]}"}, status=400)
+    try:
+        transcript = ui_transcript(messages)
+    except BadUIMessages as exc:
+        return web.json_response({"error": str(exc)}, status=400)
     answers = _answers(messages)
     response = web.StreamResponse(headers=UI_HEADERS)
     await response.prepare(request)
@@ -92,7 +99,7 @@ async def _chat(request: web.Request, console: Console) -> web.StreamResponse:
             result = await console.journal.resume(console.agent, run_id, on_event=stream.event)
         else:
             await stream.send({"type": "start", "messageId": f"msg-{run_id}"})
-            result = await console.agent.arun(_transcript(messages), run_id=run_id, on_event=stream.event)
+            result = await console.agent.arun(transcript, run_id=run_id, on_event=stream.event)
         await stream.drain()
         await stream.send({"type": "finish", "finishReason": _finish_reason(result.stop_reason)})
     except Exception as exc:  # the front-end shows the error; the run's journal says the rest
@@ -112,16 +119,6 @@ def _answers(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, int, str,
         approval = part.get("approval") or {}
         if part.get("state") == "approval-responded" and (key := read_approval_id(str(approval.get("id", "")))):
             out.append((*key, bool(approval.get("approved")), str(approval.get("reason") or "")))
-    return out
-
-
-def _transcript(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
-    """The conversation's text as toolslip messages (earlier tool parts are summed up by the text around them)."""
-    out = []
-    for m in messages:
-        text = "".join(p.get("text", "") for p in m.get("parts", ()) if p.get("type") == "text")
-        if text and m.get("role") in ("user", "assistant", "system"):
-            out.append(Message(role=m["role"], parts=(Text(text=text),)))
     return out
 
 

@@ -151,6 +151,11 @@ class Journal:
         if ctx.state.get(_BEGUN):
             self._write(ctx.run_id, kind, data, step=ctx.step if step is None else step, key=key)
 
+    def note(self, ctx: RunContext, kind: str, data: Mapping[str, Any]) -> None:
+        """Add an entry of the caller's own ``kind`` to a run this journal is executing (e.g. an eval's verdict,
+        from a hook's ``on_finish`` before the run's ``finish`` entry); readers skip kinds they do not know."""
+        self._append(ctx, kind, data)
+
     def _write(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int, key: str = "") -> None:
         lease = self._leases.get(run_id)
         if lease is None:

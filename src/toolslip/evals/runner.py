@@ -14,13 +14,14 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
 from ..core.errors import ConfigError
 from ..core.model import Model
 from .about import run_info
+from .journaled import EvalJournal
 from .suite import Suite
 from .trial import TrialModel, TrialRecord, run_trial, trial_seed
 
@@ -36,6 +37,8 @@ class TrialSpec:
     trial: int
     attempt: int
     seed: int
+    journal: EvalJournal | None = None
+    """Where the trial is journaled as a run, if anywhere (two strings, so it travels to Ray workers)."""
 
 
 Executor = Callable[[TrialSpec], Awaitable[TrialRecord]]
@@ -44,7 +47,9 @@ Executor = Callable[[TrialSpec], Awaitable[TrialRecord]]
 async def run_spec(suite: Suite, spec: TrialSpec) -> TrialRecord:
     """Run the trial ``spec`` names; every executor ends here, in whichever process it runs."""
     task = suite.task(spec.task)
-    return await run_trial(suite, task, spec.model, trial=spec.trial, attempt=spec.attempt, seed=spec.seed)
+    return await run_trial(
+        suite, task, spec.model, trial=spec.trial, attempt=spec.attempt, seed=spec.seed, journal=spec.journal
+    )
 
 
 def local_executor(suite: Suite) -> Executor:
@@ -103,7 +108,12 @@ class Progress:
 
 
 def _plan(
-    suite: Suite, models: Sequence[Model | TrialModel], k: int, seed: int, existing: Sequence[TrialRecord]
+    suite: Suite,
+    models: Sequence[Model | TrialModel],
+    k: int,
+    seed: int,
+    existing: Sequence[TrialRecord],
+    journal: EvalJournal | None,
 ) -> list[TrialSpec]:
     done = {(r.model, r.task, r.trial) for r in existing if r.scored}
     attempts = Counter((r.model, r.task, r.trial) for r in existing)
@@ -114,7 +124,9 @@ def _plan(
                 key = (model.name, task.id, trial)
                 if key not in done:
                     attempt = attempts[key]
-                    plan.append(TrialSpec(model, task.id, trial, attempt, trial_seed(seed, task.id, trial, attempt)))
+                    plan.append(
+                        TrialSpec(model, task.id, trial, attempt, trial_seed(seed, task.id, trial, attempt), journal)
+                    )
     return plan
 
 
@@ -145,12 +157,14 @@ async def evaluate(
     executor: Executor | None = None,
     progress: Progress | None = None,
     about: Mapping[str, Any] | None = None,
+    journal: EvalJournal | None = None,
 ) -> list[TrialRecord]:
     """Run ``k`` trials of every task for every model; returns all records (earlier ones included).
 
     A trial that ends in a provider error or a crash is retried up to ``retries`` times with a new
     attempt number (and seed); if it still fails, its record stays in the file, unscored. ``out`` gets a
-    ``run`` line first: ``about`` (see :func:`~toolslip.evals.about.run_info`), or one made here.
+    ``run`` line first: ``about`` (see :func:`~toolslip.evals.about.run_info`), or one made here. With
+    ``journal`` every attempt is a journaled run (:mod:`~toolslip.evals.journaled`).
     """
     if k < 1 or concurrency < 1 or retries < 0:
         raise ConfigError(
@@ -164,7 +178,7 @@ async def evaluate(
         about = about if about is not None else run_info(suite, models, k=k, seed=seed, retries=retries)
         sink.write(json.dumps({"type": "run", **about}, ensure_ascii=False) + "\n")
         sink.flush()
-    queue = deque(_plan(suite, models, k, seed, existing))
+    queue = deque(_plan(suite, models, k, seed, existing, journal))
     first_attempt = {(s.model.name, s.task, s.trial): s.attempt for s in queue}
     execute = executor or local_executor(suite)
     results = list(existing)
@@ -180,11 +194,7 @@ async def evaluate(
                 sink.flush()
             if not record.scored and spec.attempt - first_attempt[(spec.model.name, spec.task, spec.trial)] < retries:
                 attempt = spec.attempt + 1
-                queue.append(
-                    TrialSpec(
-                        spec.model, spec.task, spec.trial, attempt, trial_seed(seed, spec.task, spec.trial, attempt)
-                    )
-                )
+                queue.append(replace(spec, attempt=attempt, seed=trial_seed(seed, spec.task, spec.trial, attempt)))
                 bar.total += 1
             bar.update(record)
 

@@ -14,11 +14,15 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from ..agent.hooks import Hook, RunContext
 from ..agent.loop import Agent
 from ..core.errors import ProviderError
 from ..core.messages import message_to_dict
 from ..core.model import Model
+from ..core.result import RunResult
+from ..durable.journal import Journal
 from .estimators import is_success
+from .journaled import EvalJournal, trial_journal, trial_run_id
 from .suite import Outcome, Suite, Task
 
 __all__ = ["SCORED", "Reason", "TrialModel", "TrialRecord", "run_trial", "trial_seed"]
@@ -102,14 +106,25 @@ class TrialRecord:
 
 
 async def run_trial(
-    suite: Suite, task: Task, model: Model | TrialModel, *, trial: int, attempt: int, seed: int
+    suite: Suite,
+    task: Task,
+    model: Model | TrialModel,
+    *,
+    trial: int,
+    attempt: int,
+    seed: int,
+    journal: EvalJournal | None = None,
 ) -> TrialRecord:
-    """Run one trial of ``task``; never raises for anything the trial itself does."""
+    """Run one trial of ``task``; never raises for anything the trial itself does.
+
+    With ``journal`` the trial is a journaled run tagged with its report, task and trial
+    (:mod:`~toolslip.evals.journaled`), its verdict written into the run before it finishes.
+    """
     record = TrialRecord(suite=suite.name, model=model.name, task=task.id, trial=trial, attempt=attempt, seed=seed)
     record.position = next((i for i, t in enumerate(suite.tasks) if t.id == task.id), -1)
     started = time.perf_counter()
     try:
-        await _play(suite, task, model, record)
+        await _play(suite, task, model, record, journal)
     except ProviderError as exc:
         record.reason, record.detail = "provider_error", f"{type(exc).__name__}: {exc} (status {exc.status})"
     except Exception:  # the suite's env, its check or the model adapter broke: report it, don't score it
@@ -118,34 +133,62 @@ async def run_trial(
     return record
 
 
-async def _play(suite: Suite, task: Task, model: Model | TrialModel, record: TrialRecord) -> None:
+async def _play(
+    suite: Suite, task: Task, model: Model | TrialModel, record: TrialRecord, journal: EvalJournal | None
+) -> None:
     tools, env = task.build()
+    scoring = _Scoring(task, env, record)
+    hooks: list[Hook] = [scoring]
+    run_id = f"{task.id}-{record.trial}-{record.attempt}"
+    if journal is not None:
+        scoring.journal = trial_journal(journal, record)
+        hooks, run_id = scoring.journal.wrap(scoring), trial_run_id(journal.report, record)
     agent = Agent(
         model=model.for_trial(task, record.seed) if isinstance(model, TrialModel) else model,
         tools=tools,
         system=task.system if task.system is not None else suite.system,
         max_steps=task.max_steps or suite.max_steps,
         output_type=task.output_type,
+        hooks=hooks,
     )
-    result = await agent.arun(task.prompt, run_id=f"{task.id}-{record.trial}-{record.attempt}")
-    outcome = Outcome(result=result, env=env)
-    record.messages = [message_to_dict(m) for m in result.messages]
-    record.stop_reason, record.steps, record.tool_calls = str(result.stop_reason), result.steps, len(outcome.calls)
-    record.tool_errors = sum(r.is_error for r in outcome.results)
-    record.input_tokens, record.output_tokens = result.usage.input_tokens, result.usage.output_tokens
-    record.cache_read_tokens, record.cache_write_tokens = (
-        result.usage.cache_read_tokens,
-        result.usage.cache_write_tokens,
-    )
-    record.cost = result.cost
     try:
-        verdict = task.check(outcome)
-    except AssertionError as exc:
-        verdict, record.detail = 0.0, str(exc) or _where(exc)
-    record.reward = 1.0 if verdict is None else float(verdict)
-    if not is_success(record.reward) and not record.detail:
-        record.detail = f"the check returned {verdict!r}"
-    record.reason = _reason(record, str(result.stop_reason))
+        await agent.arun(task.prompt, run_id=run_id)
+    finally:
+        if scoring.journal is not None:
+            scoring.journal.store.close()
+
+
+class _Scoring(Hook):
+    """Scores the run as it finishes: the check runs in ``on_finish``, so a journaled trial's verdict is
+    written into its run before the journal's ``finish`` entry (whose place as the last entry says the run
+    is over)."""
+
+    def __init__(self, task: Task, env: Any, record: TrialRecord) -> None:
+        self.task, self.env, self.record = task, env, record
+        self.journal: Journal | None = None
+
+    async def on_finish(self, ctx: RunContext, result: RunResult) -> None:
+        record = self.record
+        outcome = Outcome(result=result, env=self.env)
+        record.messages = [message_to_dict(m) for m in result.messages]
+        record.stop_reason, record.steps, record.tool_calls = str(result.stop_reason), result.steps, len(outcome.calls)
+        record.tool_errors = sum(r.is_error for r in outcome.results)
+        record.input_tokens, record.output_tokens = result.usage.input_tokens, result.usage.output_tokens
+        record.cache_read_tokens, record.cache_write_tokens = (
+            result.usage.cache_read_tokens,
+            result.usage.cache_write_tokens,
+        )
+        record.cost = result.cost
+        try:
+            verdict = self.task.check(outcome)
+        except AssertionError as exc:
+            verdict, record.detail = 0.0, str(exc) or _where(exc)
+        record.reward = 1.0 if verdict is None else float(verdict)
+        if not is_success(record.reward) and not record.detail:
+            record.detail = f"the check returned {verdict!r}"
+        record.reason = _reason(record, str(result.stop_reason))
+        if self.journal is not None:
+            self.journal.note(ctx, "eval", {"reward": record.reward, "reason": record.reason, "detail": record.detail})
 
 
 def _reason(record: TrialRecord, stop: str) -> Reason:
