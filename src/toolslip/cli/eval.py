@@ -44,7 +44,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--retries", type=at_least(0), default=2, help="reruns of a trial after a provider error or crash (default 2)"
     )
-    p.add_argument("--ray", metavar="ADDRESS", help="run trials on a Ray cluster; 'local' starts one here")
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play each trial as a run of the fleet on a Ray cluster; 'local' starts one here",
+    )
+    p.add_argument(
+        "--journal",
+        metavar="URL",
+        help="the fleet's journal for --ray: postgresql://... (needed for a remote cluster) or a SQLite file "
+        "every node can open (default with --ray local: a temporary one)",
+    )
     p.add_argument("--report", help="write a self-contained HTML report here")
     p.add_argument("--png", help="write the pass^k curve and grid as a PNG (needs toolslip[report])")
     p.add_argument("--price", type=parse_price, help="IN,OUT dollars per million tokens, to show cost")
@@ -68,9 +78,12 @@ def _handle(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         executor = None
         if args.ray:
-            from ..evals.ray_backend import ray_executor
+            from ..evals.on_fleet import fleet_executor
 
-            executor = stack.enter_context(ray_executor(suite, args.ray))
+            journal = _journal(args.ray, args.journal)
+            executor = stack.enter_context(fleet_executor(suite, args.ray, journal, concurrency=args.concurrency))
+        elif args.journal:
+            raise UsageError("--journal is the fleet's journal: give it with --ray ADDRESS")
         records = asyncio.run(
             evaluate(
                 suite,
@@ -94,6 +107,17 @@ def _handle(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"toolslip eval: {problem}", file=sys.stderr)
     return EXIT_ERROR if problems else EXIT_OK
+
+
+def _journal(address: str, given: str | None) -> str | None:
+    """The fleet's journal: the one given; on a Ray started here, ``None`` (a temporary SQLite file the workers
+    on this machine share); a remote cluster's nodes cannot share a file of this machine."""
+    if not given and address != "local":
+        raise UsageError(
+            "the trials' runs share a journal across the cluster's nodes: pass --journal postgresql://... "
+            "(a SQLite file serves only a Ray on this machine)"
+        )
+    return given
 
 
 def _models(specs: Sequence[str]) -> list[TrialModel]:
