@@ -119,6 +119,8 @@ class KilledDriver:
         with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as first:
             assert first.stdout is not None
             for line in first.stdout:
+                if not line.startswith("{"):  # Ray's own lines
+                    continue
                 self.first.append(json.loads(line)["run_id"])
                 if len(self.first) == self.after:
                     break
@@ -127,6 +129,8 @@ class KilledDriver:
         with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as second:
             assert second.stdout is not None
             for line in second.stdout:
+                if not line.startswith("{"):
+                    continue
                 outcome = Outcome(**json.loads(line))
                 self.from_journal += outcome.from_journal
                 record(outcome)
