@@ -99,7 +99,7 @@ class Fleet:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, not {concurrency}")
         policy = policy or Policy()
-        self.store = open_journal(url, policy)  # opens (and checks) the journal before anything is submitted
+        self.store = open_journal(url)  # opens (and checks) the journal before anything is submitted
         work = make_agent if isinstance(make_agent, Work) else AgentRuns(make_agent)
         self.job = Job(url=url, work=work, rerun_interrupted=rerun_interrupted, policy=policy)
         self.concurrency = concurrency
@@ -114,7 +114,7 @@ class Fleet:
         if runtime_env is not None:
             self._options["runtime_env"] = runtime_env
         self._remote = ray.remote(execute_run)
-        self._job = ray.put(self.job)
+        self._job = ray.put(self.job)  # once: every attempt reads the job from the object store
 
     def run(self, runs: Iterable[tuple[str, Any]]) -> Iterator[Outcome]:
         """Run each ``(run_id, prompt)``; yields every run's :class:`Outcome` as it is known, in that order.

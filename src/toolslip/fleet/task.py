@@ -120,20 +120,20 @@ _built: dict[str, tuple[Journal, Attempt]] = {}
 def _journal_and_attempt(job: Job) -> tuple[Journal, Attempt]:
     built = _built.get(job.token)
     if built is None:
-        journal = Journal(open_journal(job.url, job.policy), approver=job.rerun_interrupted)
+        host = _ray_node_host() if job.policy.hosts_by_ray_node else None  # in a worker: Ray is up
+        journal = Journal(open_journal(job.url, ttl=job.policy.ttl, host=host), approver=job.rerun_interrupted)
         built = _built[job.token] = (journal, job.work.prepare(journal))
     return built
 
 
-def open_journal(url: str, policy: Policy) -> LeasedStore:
-    """The store at ``url`` with the policy's lease time; a SQLite file serves a cluster on one machine only
-    (its leases are judged by the holders' pids), PostgreSQL one of many (and by the database's clock)."""
+def open_journal(url: str, *, ttl: float = TTL, host: str | None = None) -> LeasedStore:
+    """The store at ``url``; a SQLite file serves a cluster on one machine only (its leases are judged by the
+    holders' pids), PostgreSQL one of many (and by the database's clock, lease holders named ``host``)."""
     if not is_postgres_url(url):
-        return SqliteStore(url, ttl=policy.ttl)
+        return SqliteStore(url, ttl=ttl)
     from ..durable.journal_pg import PostgresStore  # psycopg only for a PostgreSQL journal
 
-    host = _ray_node_host() if policy.hosts_by_ray_node else None
-    return PostgresStore(url, ttl=policy.ttl, host=host)
+    return PostgresStore(url, ttl=ttl, host=host)
 
 
 def _ray_node_host() -> str:
