@@ -124,10 +124,13 @@ def test_a_node_killed_mid_eval_still_gives_the_whole_report(cluster: Cluster, t
     plain = asyncio.run(evaluate(suite, models, k=3, seed=3))
     journal = tmp_path / "runs.sqlite"
     records: list[TrialRecord] = []
+    again: list[TrialRecord] = []
 
     def drive() -> None:
         with fleet_executor(suite, None, str(journal), policy=Policy(backoff=0.1)) as executor:
             records.extend(asyncio.run(evaluate(suite, models, k=3, seed=3, concurrency=6, executor=executor)))
+            # The same trials in another evaluate() are played again, not read back from the journal.
+            again.extend(asyncio.run(evaluate(suite, models[:1], k=1, seed=3, executor=executor)))
 
     driver = threading.Thread(target=drive)
     driver.start()
@@ -139,8 +142,10 @@ def test_a_node_killed_mid_eval_still_gives_the_whole_report(cluster: Cluster, t
     assert summary_table(summarize(records)) == summary_table(summarize(plain))
     assert [t.task for t in summarize(records)[0].tasks] == [f"shelf-{n}" for n in range(4)]
     store = SqliteStore(journal)
-    again = [r.run_id for r in store.runs(100) if any(e.data.get("from_start") for e in store.entries(r.run_id))]
-    assert again, "no trial was played again from its start after the kill"
+    runs = store.runs(100)
+    assert len(runs) == 24 + 4 and [r.success for r in again] == [True] * 4
+    replayed = [r.run_id for r in runs if any(e.data.get("from_start") for e in store.entries(r.run_id))]
+    assert replayed, "no trial was played again from its start after the kill"
 
 
 def kill_a_node_inside_a_trial(cluster: Cluster, store: SqliteStore, driver: threading.Thread) -> bool:

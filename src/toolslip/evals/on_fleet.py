@@ -11,11 +11,14 @@ A trial's environment lives in its worker's memory, so a trial cut off by a deat
 its beginning on a fresh environment (its journal shows a ``resume`` entry) instead of resumed step by
 step: finished calls answered from the journal would leave the new environment without their effects.
 Its seed is the same, so its record is the one an uninterrupted trial gives. Workers load the suite
-from its path, once per worker process; the model object travels pickled.
+from its path, once per worker process; the model object travels pickled. Run ids are
+``EVAL/MODEL/TASK/TRIAL.ATTEMPT``, new for each executor (a trial an executor is handed again, by another
+``evaluate``, gets a ``+N`` suffix and is played again rather than read back from the journal).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import tempfile
@@ -112,8 +115,13 @@ def fleet_executor(
             )
         fleet = stack.enter_context(Fleet(journal, work, address=address, concurrency=concurrency, policy=policy))
 
+        plays: collections.Counter[str] = collections.Counter()
+
         async def execute(spec: TrialSpec) -> TrialRecord:
             run_id = f"{eval_id}/{spec.model.name}/{spec.task}/{spec.trial}.{spec.attempt}"
+            plays[run_id] += 1
+            if plays[run_id] > 1:  # the same trial in another evaluate(): played again, not read from the journal
+                run_id += f"+{plays[run_id] - 1}"
             outcome = await fleet.outcome(run_id, spec)
             if "trial" in outcome.extra:
                 return TrialRecord.from_dict(outcome.extra["trial"])
