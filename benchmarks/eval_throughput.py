@@ -1,11 +1,13 @@
-"""Trials per second of ``toolslip eval`` with a zero-latency scripted model: local asyncio vs Ray.
+"""Trials per second of ``toolslip eval`` with a zero-latency scripted model: local asyncio vs the fleet on Ray.
 
     python benchmarks/eval_throughput.py [--rounds 3] [--trials 40]
 
 Each trial is a full agent run (fresh tools, 2-4 model turns, real tool calls, the check) of the example
-suite, played by the ``reference`` model, so the figure is the harness's own overhead. Local and Ray
-rounds are interleaved (the machine is shared and noisy) and medians are printed. Ray needs
-``pip install 'toolslip[ray]'``; it runs on a local cluster of ``--ray-cpus`` workers.
+suite, played by the ``reference`` model, so the figure is the harness's own overhead. On Ray each trial
+is a run of the fleet (``toolslip eval --ray``) against a temporary SQLite journal: its lease, a start and a
+finish entry per trial are part of the cost. Local and Ray rounds are interleaved (the machine is shared and
+noisy) and medians are printed. Ray needs ``pip install 'toolslip[ray]'``; it runs on a local cluster of
+``--ray-cpus`` workers.
 """
 
 from __future__ import annotations
@@ -40,13 +42,13 @@ def main() -> None:
 
     import ray
 
-    from toolslip.evals.ray_backend import ray_executor
+    from toolslip.evals.on_fleet import fleet_executor
 
     started = time.perf_counter()
     ray.init(num_cpus=args.ray_cpus, include_dashboard=False, log_to_driver=False)
     print(f"ray.init (local cluster, {args.ray_cpus} CPUs): {time.perf_counter() - started:.2f} s")
     results: dict[str, list[float]] = {"local c=1": [], "local c=8": [], "ray c=16": []}
-    with ray_executor(load_suite(EXAMPLE), "local") as on_ray:
+    with fleet_executor(load_suite(EXAMPLE), None, concurrency=16) as on_ray:  # a temporary SQLite journal
         rate(2, 16, on_ray)  # warm-up: workers start and import toolslip once
         rate(2, 8)
         for _ in range(args.rounds):

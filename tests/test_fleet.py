@@ -144,32 +144,45 @@ def left_undone(store: PostgresStore, run_ids: list[str]) -> dict[str, set[str]]
     return left
 
 
+POLICY = Policy(attempts=2, backoff=0.2, ttl=TTL, hosts_by_ray_node=True, lost_workers=8)
+Driver = Callable[[str, list[str], Callable[[Outcome], None]], None]
+
+
+def in_process(url: str, run_ids: list[str], record: Callable[[Outcome], None]) -> None:
+    """The driver as a Fleet in this process (the chaos test also drives from a process it kills)."""
+    with Fleet(url, _fleet_tools.make_agent, concurrency=6, policy=POLICY, rerun_interrupted=lambda r: False) as fleet:
+        for outcome in fleet.run((run_id, f"pay {run_id}") for run_id in run_ids):
+            record(outcome)
+
+
 def run_batch(
-    cluster: Cluster, url: str, run_ids: list[str], chaos: Callable[[threading.Event], list[str]], within: float
+    cluster: Cluster,
+    url: str,
+    run_ids: list[str],
+    chaos: Callable[[threading.Event], list[str]],
+    within: float,
+    driver: Driver = in_process,
 ) -> tuple[dict[str, Outcome], list[str]]:
     """Run the batch on the cluster while ``chaos(stop)`` runs in the main thread; the outcomes and the kills."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(_fleet_tools.LEDGER)
-    policy = Policy(attempts=2, backoff=0.2, ttl=TTL, hosts_by_ray_node=True, lost_workers=8)
     stop = threading.Event()
     outcomes: dict[str, Outcome] = {}
     errors: list[BaseException] = []
 
     def drive() -> None:  # the driver in a thread: the killer needs the main one
         try:
-            for outcome in fleet.run((run_id, f"pay {run_id}") for run_id in run_ids):
-                outcomes[outcome.run_id] = outcome
+            driver(url, run_ids, lambda outcome: outcomes.__setitem__(outcome.run_id, outcome))
         except BaseException as exc:
             errors.append(exc)
         finally:
             stop.set()
 
-    with Fleet(url, _fleet_tools.make_agent, concurrency=6, policy=policy, rerun_interrupted=lambda r: False) as fleet:
-        driver = threading.Thread(target=drive)
-        driver.start()
-        kills = chaos(stop)
-        driver.join(within)
-        assert not driver.is_alive(), f"seed {SEED}: {len(outcomes)} of {len(run_ids)} runs ended in {within} s"
+    thread = threading.Thread(target=drive)
+    thread.start()
+    kills = chaos(stop)
+    thread.join(within)
+    assert not thread.is_alive(), f"seed {SEED}: {len(outcomes)} of {len(run_ids)} runs ended in {within} s"
     assert not errors, errors
     return outcomes, kills
 

@@ -3,17 +3,23 @@
 200 runs (one in ten with a model that always fails) on a head and three worker nodes; ten nodes
 SIGKILLed while they hold runs (the first inside a tool); one whole node frozen (SIGSTOP: its raylet and
 its workers) past its runs' leases and past Ray's health check, then woken; the PostgreSQL server
-restarted once; client connections terminated at random throughout. Every run must end as it should, no
-transfer reach the ledger twice, and what was left undone be exactly what ``runs`` and ``show`` report.
+restarted once; client connections terminated at random throughout; the driver, a process of its own,
+SIGKILLed mid-batch and started again. Every run must end as it should, no transfer reach the ledger twice,
+and what was left undone be exactly what ``runs`` and ``show`` report.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psutil
 import psycopg
@@ -21,15 +27,26 @@ import pytest
 
 from conftest import fresh_postgres
 from toolslip.durable.journal_pg import PostgresStore
+from toolslip.fleet import Outcome
 from toolslip.testing.postgres import PostgresServer
 
 ray = pytest.importorskip("ray")
 from ray._private import ray_constants  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from test_fleet import SEED, TTL, batch, check_batch, holding_nodes, killer, ray_cluster, run_batch  # noqa: E402
+from test_fleet import (  # noqa: E402
+    POLICY,
+    SEED,
+    TTL,
+    batch,
+    check_batch,
+    holding_nodes,
+    killer,
+    ray_cluster,
+    run_batch,
+)
 
-RUNS, KILLS = 200, 10
+RUNS, KILLS, DRIVER_KILLED_AFTER = 200, 10, 60
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +104,39 @@ class Faults:
             pass
 
 
+class KilledDriver:
+    """The batch driven by ``_fleet_driver.py`` processes: the first SIGKILLed once it has reported
+    ``after`` outcomes, the second started at once with the same runs; the second's outcomes are the batch's."""
+
+    def __init__(self, address: str, after: int) -> None:
+        self.address, self.after = address, after
+        self.first: list[str] = []
+        self.from_journal = 0
+
+    def __call__(self, url: str, run_ids: list[str], record: Callable[[Outcome], None]) -> None:
+        argv = [sys.executable, str(Path(__file__).with_name("_fleet_driver.py")), url, self.address]
+        argv += [json.dumps(dataclasses.asdict(POLICY)), *run_ids]
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as first:
+            assert first.stdout is not None
+            for line in first.stdout:
+                if not line.startswith("{"):  # Ray's own lines
+                    continue
+                self.first.append(json.loads(line)["run_id"])
+                if len(self.first) == self.after:
+                    break
+            first.kill()  # SIGKILL: Ray ends the driver's job, and the workers running its runs with it
+        assert len(self.first) == self.after, f"the first driver ended after {len(self.first)} outcomes"
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as second:
+            assert second.stdout is not None
+            for line in second.stdout:
+                if not line.startswith("{"):
+                    continue
+                outcome = Outcome(**json.loads(line))
+                self.from_journal += outcome.from_journal
+                record(outcome)
+        assert second.returncode == 0, f"the second driver exited with {second.returncode}"
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("TOOLSLIP_FLEET_CHAOS"),
@@ -99,14 +149,17 @@ def test_a_ray_fleet_finishes_every_run_once_through_every_fault(
     url = fresh_postgres(postgres)
     run_ids = batch(RUNS)
     faults = Faults(cluster, url, postgres, rng)
+    driver = KilledDriver(cluster.address, DRIVER_KILLED_AFTER)
     started = time.monotonic()
     outcomes, kills = run_batch(
-        cluster, url, run_ids, lambda stop: killer(cluster, url, rng, stop, KILLS, faults), within=600
+        cluster, url, run_ids, lambda stop: killer(cluster, url, rng, stop, KILLS, faults), within=600, driver=driver
     )
     faults.store.close()
     where = (
         f"seed {SEED}, nodes killed {kills}, frozen {faults.frozen}, server restarted {faults.restarted}, "
-        f"{faults.dropped} connections dropped, {time.monotonic() - started:.0f} s"
+        f"{faults.dropped} connections dropped, driver killed after {len(driver.first)} outcomes and started "
+        f"again ({driver.from_journal} runs reported from the journal), {time.monotonic() - started:.0f} s"
     )
     assert len(kills) >= KILLS and faults.frozen and faults.restarted, f"{where}: the batch ended too soon"
+    assert driver.from_journal >= len(driver.first), f"{where}: runs the first driver saw over were run again"
     print(check_batch(url, run_ids, outcomes, where, capsys))

@@ -45,12 +45,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--retries", type=at_least(0), default=2, help="reruns of a trial after a provider error or crash (default 2)"
     )
     p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play each trial as a run of the fleet on a Ray cluster; 'local' starts one here",
+    )
+    p.add_argument(
         "--journal",
         metavar="LOCATION",
         help="journal every trial as a run (SQLite file or postgresql:// URL), grouped as one report that "
-        "`toolslip console --journal LOCATION` shows under /evals",
+        "`toolslip console --journal LOCATION` shows under /evals; with --ray it is the fleet's journal "
+        "(postgresql://... for a remote cluster; default with --ray local: a temporary SQLite file)",
     )
-    p.add_argument("--ray", metavar="ADDRESS", help="run trials on a Ray cluster; 'local' starts one here")
     p.add_argument("--report", help="write a self-contained HTML report here")
     p.add_argument("--png", help="write the pass^k curve and grid as a PNG (needs toolslip[report])")
     p.add_argument("--price", type=parse_price, help="IN,OUT dollars per million tokens, to show cost")
@@ -71,18 +76,23 @@ def _handle(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)  # may register a provider
     models = _models(args.model)
     about = run_info(suite, models, k=args.k, seed=args.seed, retries=args.retries, command=args.argv)
-    journal = None
-    if args.journal:
-        from ..evals.journaled import EvalJournal, new_report_id
+    from ..evals.journaled import EvalJournal, new_report_id
 
-        journal = EvalJournal(args.journal, new_report_id())
-        about["report"] = journal.report
+    report = new_report_id()
+    journal = None  # the trials' runs in the journal: the fleet's own with --ray, else journaled in this process
     with contextlib.ExitStack() as stack:
         executor = None
         if args.ray:
-            from ..evals.ray_backend import ray_executor
+            from ..evals.on_fleet import fleet_executor
 
-            executor = stack.enter_context(ray_executor(suite, args.ray))
+            located = _journal(args.ray, args.journal)
+            executor = stack.enter_context(
+                fleet_executor(suite, args.ray, located, concurrency=args.concurrency, report=report)
+            )
+        elif args.journal:
+            journal = EvalJournal(args.journal, report)
+        if args.journal:
+            about["report"] = report
         records = asyncio.run(
             evaluate(
                 suite,
@@ -103,12 +113,23 @@ def _handle(args: argparse.Namespace) -> int:
     write_reports(summaries, args.report, args.png, [about])
     if args.report:
         print(f"report: {args.report}", file=sys.stderr)
-    if journal is not None:
-        print(f"journaled as report {journal.report}: /evals/{journal.report} in toolslip console", file=sys.stderr)
+    if args.journal:
+        print(f"journaled as report {report}: /evals/{report} in toolslip console", file=sys.stderr)
     problems = [*_unscored(summaries), *_under(summaries, args.k, args.fail_under)]
     for problem in problems:
         print(f"toolslip eval: {problem}", file=sys.stderr)
     return EXIT_ERROR if problems else EXIT_OK
+
+
+def _journal(address: str, given: str | None) -> str | None:
+    """The fleet's journal: the one given; on a Ray started here, ``None`` (a temporary SQLite file the workers
+    on this machine share); a remote cluster's nodes cannot share a file of this machine."""
+    if not given and address != "local":
+        raise UsageError(
+            "the trials' runs share a journal across the cluster's nodes: pass --journal postgresql://... "
+            "(a SQLite file serves only a Ray on this machine)"
+        )
+    return given
 
 
 def _models(specs: Sequence[str]) -> list[TrialModel]:

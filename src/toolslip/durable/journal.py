@@ -156,6 +156,13 @@ class Journal:
         from a hook's ``on_finish`` before the run's ``finish`` entry); readers skip kinds they do not know."""
         self._append(ctx, kind, data)
 
+    def append(self, run_id: str, kind: str, data: Mapping[str, Any]) -> None:
+        """Write an entry for a run this journal holds the lease of (:meth:`lease`), for a run that something
+        other than the loop carries out (an eval's trial on the fleet); RunBusy if the lease was lost."""
+        if run_id not in self._leases:
+            raise ConfigError(f"run {run_id} is written only under its lease: take it first (Journal.lease)")
+        self._write(run_id, kind, data, step=0)
+
     def _write(self, run_id: str, kind: str, data: Mapping[str, Any], *, step: int, key: str = "") -> None:
         lease = self._leases.get(run_id)
         if lease is None:

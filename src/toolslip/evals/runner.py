@@ -1,6 +1,6 @@
 """Running a suite: every task k times per model, concurrently within a limit, streamed to JSON Lines.
 
-The runner plans trials, hands each to an executor (local asyncio here, Ray in ``ray_backend``), writes
+The runner plans trials, hands each to an executor (local asyncio here, the fleet on Ray in ``on_fleet``), writes
 every record to the results file the moment it arrives, and retries trials that hit a provider error or
 crashed. Resuming reads the file back: trials already scored are kept, missing ones are run, and a larger
 ``k`` extends the run. Trial i of a task always gets the same seed, so extending never reshuffles it.

@@ -1,4 +1,4 @@
-"""The fleet: runs executed on a Ray cluster against one PostgreSQL journal, exactly once where it counts.
+"""The fleet: runs executed on a Ray cluster against one journal, exactly once where it counts.
 
 Ray places, retries and scales; the journal decides what a run does when it is attempted again. Each run
 is a Ray task (:mod:`toolslip.fleet.task`) that takes the run's lease (judged by the database's clock),
@@ -19,6 +19,10 @@ streams outcomes back as runs finish::
         for outcome in fleet.run([("r1", "pay the rent"), ("r2", "pay the bills")]):
             print(outcome.run_id, outcome.outcome)
 
+A run need not be an agent given a prompt: a :class:`Work` in place of ``make_agent`` says what an attempt
+does under the run's lease (``toolslip eval --ray`` plays an eval's trials this way,
+:mod:`toolslip.evals.on_fleet`). The journal is PostgreSQL, or a SQLite file for a cluster on one machine.
+
 :mod:`toolslip.fleet.once` runs an agent, or one tool call, exactly once inside another engine's step
 (DBOS, Temporal), keyed by that engine's workflow and step ids.
 """
@@ -27,6 +31,6 @@ from __future__ import annotations
 
 from .cluster import Fleet, Outcome, ray_connection
 from .status import batch_status, latest_entries
-from .task import Policy, Retry
+from .task import Policy, Retry, Work
 
-__all__ = ["Fleet", "Outcome", "Policy", "Retry", "batch_status", "latest_entries", "ray_connection"]
+__all__ = ["Fleet", "Outcome", "Policy", "Retry", "Work", "batch_status", "latest_entries", "ray_connection"]

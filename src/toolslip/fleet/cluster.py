@@ -10,6 +10,7 @@ journal where the killed driver's workers left them.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,9 +20,8 @@ from ..agent.loop import Agent
 from ..core.errors import ConfigError
 from ..durable.decisions import Approver
 from ..durable.journal import Journal
-from ..durable.journal_pg import PostgresStore
 from .status import latest_entries
-from .task import Job, Policy, Retry, execute_run, outcome_of
+from .task import AgentRuns, Job, Policy, Retry, Work, execute_run, open_journal, outcome_of
 
 __all__ = ["Fleet", "Outcome", "ray_connection"]
 
@@ -74,10 +74,12 @@ def ray_connection(address: str | None, *, num_cpus: int | None = None) -> Calla
 
 
 class Fleet:
-    """Runs submitted to a Ray cluster, each executed by a Ray worker against the PostgreSQL journal at ``url``.
+    """Runs submitted to a Ray cluster, each executed by a Ray worker against the journal at ``url``.
 
-    ``make_agent(journal)`` builds the agent a worker runs (with ``hooks=journal.wrap(...)``); it is pickled
-    to the workers, so it is a module-level function or a picklable object. ``rerun_interrupted``: the
+    The journal is a ``postgresql://`` URL, or a SQLite file when every node is on this machine (a local
+    Ray). ``make_agent(journal)`` builds the agent a worker runs (with ``hooks=journal.wrap(...)``); it is
+    pickled to the workers, so it is a module-level function or a picklable object. A :class:`Work` in its
+    place runs something else per run (an eval's trials, :mod:`toolslip.evals.on_fleet`). ``rerun_interrupted``: the
     policy for side effects cut off by a death, as ``toolslip resume --rerun-interrupted``. ``address``:
     the cluster (``ray://...``, ``auto``), or ``None`` for the one this process has joined, else a local one.
     """
@@ -85,7 +87,7 @@ class Fleet:
     def __init__(
         self,
         url: str,
-        make_agent: Callable[[Journal], Agent],
+        make_agent: Callable[[Journal], Agent] | Work,
         *,
         address: str | None = None,
         concurrency: int = 8,
@@ -96,8 +98,10 @@ class Fleet:
     ) -> None:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, not {concurrency}")
-        self.store = PostgresStore(url)  # opens (and checks) the journal before anything is submitted
-        self.job = Job(url=url, make_agent=make_agent, rerun_interrupted=rerun_interrupted, policy=policy or Policy())
+        policy = policy or Policy()
+        self.store = open_journal(url)  # opens (and checks) the journal before anything is submitted
+        work = make_agent if isinstance(make_agent, Work) else AgentRuns(make_agent)
+        self.job = Job(url=url, work=work, rerun_interrupted=rerun_interrupted, policy=policy)
         self.concurrency = concurrency
         self._disconnect = ray_connection(address)
         import ray
@@ -110,8 +114,9 @@ class Fleet:
         if runtime_env is not None:
             self._options["runtime_env"] = runtime_env
         self._remote = ray.remote(execute_run)
+        self._job = ray.put(self.job)  # once: every attempt reads the job from the object store
 
-    def run(self, runs: Iterable[tuple[str, str]]) -> Iterator[Outcome]:
+    def run(self, runs: Iterable[tuple[str, Any]]) -> Iterator[Outcome]:
         """Run each ``(run_id, prompt)``; yields every run's :class:`Outcome` as it is known, in that order.
 
         Runs the journal already shows over come first, without being submitted.
@@ -119,28 +124,44 @@ class Fleet:
         import ray
 
         todo = list(runs)
-        over = latest_entries(self.store, [run_id for run_id, _ in todo])
-        queue: list[tuple[str, str]] = []
-        for run_id, prompt in todo:
-            done = outcome_of(run_id, over.get(run_id, ()), self.job.policy.attempts)
-            if done is not None:
-                yield Outcome(**done, from_journal=True)
-            else:
-                queue.append((run_id, prompt))
-        job = ray.put(self.job)
+        over = self._over([run_id for run_id, _ in todo])
+        queue = [(run_id, payload) for run_id, payload in todo if run_id not in over]
+        yield from over.values()
         queue.reverse()
         pending: dict[Any, tuple[str, float]] = {}
         while queue or pending:
             while queue and len(pending) < self.concurrency:
-                run_id, prompt = queue.pop()
-                ref = self._remote.options(**self._options, name=f"toolslip run {run_id}").remote(job, run_id, prompt)
-                pending[ref] = (run_id, time.monotonic())
+                run_id, payload = queue.pop()
+                pending[self._submit(run_id, payload)] = (run_id, time.monotonic())
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
             for ref in ready:
                 run_id, submitted = pending.pop(ref)
                 yield self._outcome(ref, run_id, time.monotonic() - submitted)
 
+    async def outcome(self, run_id: str, payload: Any) -> Outcome:
+        """One run, awaited: for a caller that keeps its own bound on runs in flight (the eval runner)."""
+        import ray
+
+        over = self._over([run_id]).get(run_id)
+        if over is not None:
+            return over
+        submitted = time.monotonic()
+        ref = self._submit(run_id, payload)
+        with contextlib.suppress(ray.exceptions.RayError):  # settled by _outcome, as in a batch
+            await ref
+        return self._outcome(ref, run_id, time.monotonic() - submitted)
+
+    def _over(self, run_ids: list[str]) -> dict[str, Outcome]:
+        """The outcomes of the runs the journal shows over, by run id."""
+        entries = latest_entries(self.store, run_ids)
+        over = {run_id: outcome_of(run_id, entries.get(run_id, ()), self.job.policy.attempts) for run_id in run_ids}
+        return {run_id: Outcome(**done, from_journal=True) for run_id, done in over.items() if done is not None}
+
+    def _submit(self, run_id: str, payload: Any) -> Any:
+        return self._remote.options(**self._options, name=f"toolslip run {run_id}").remote(self._job, run_id, payload)
+
     def _outcome(self, ref: Any, run_id: str, seconds: float) -> Outcome:
+        """The outcome of a finished ``ref``."""
         import ray
 
         try:

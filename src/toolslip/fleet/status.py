@@ -9,14 +9,18 @@ from __future__ import annotations
 import collections
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-import psycopg
 
-from ..durable.journal_pg import PostgresStore
-from ..durable.journal_store import Entry
+from ..durable.journal_store import Entry, SqliteStore
+from ..durable.stores import LeasedStore
 from .task import failures, outcome_of
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from ..durable.journal_pg import PostgresStore
 
 __all__ = ["batch_status", "latest_entries"]
 
@@ -31,9 +35,13 @@ WHERE starts_with(run_id, %s) AND kind IN ('start', 'resume', 'tool_end', 'finis
 
 
 def latest_entries(
-    store: PostgresStore, run_ids: Sequence[str] = (), *, prefix: str | None = None
+    store: LeasedStore, run_ids: Sequence[str] = (), *, prefix: str | None = None
 ) -> dict[str, list[Entry]]:
-    """The entries that say how far each run got (no model entries), by run id, in one read."""
+    """The entries that say how far each run got (no model entries), by run id, in one read of a PostgreSQL
+    journal (a SQLite one, on one machine, is read run by run)."""
+    if isinstance(store, SqliteStore):
+        ids = [s.run_id for s in store.runs(1 << 30) if s.run_id.startswith(prefix)] if prefix is not None else run_ids
+        return {run_id: entries for run_id in ids if (entries := store.entries(run_id))}
 
     def read(conn: psycopg.Connection[Any], attempt: int) -> dict[str, list[Entry]]:
         rows = conn.execute(_PREFIXED, (prefix,)) if prefix is not None else conn.execute(_ENTRIES, (list(run_ids),))
@@ -42,10 +50,10 @@ def latest_entries(
             runs[run].append(Entry(seq=seq, run_id=run, at=at, kind=kind, step=step, key=key, data=orjson.loads(data)))
         return dict(runs)
 
-    return store.retrying("reading the fleet's runs", "", read)
+    return cast("PostgresStore", store).retrying("reading the fleet's runs", "", read)
 
 
-def batch_status(store: PostgresStore, prefix: str, *, attempts: int | None = None) -> dict[str, int]:
+def batch_status(store: LeasedStore, prefix: str, *, attempts: int | None = None) -> dict[str, int]:
     """Runs whose id starts with ``prefix``, counted by state: an outcome, ``running`` (a live lease),
     ``retrying`` (failed, attempts left) or ``interrupted`` (begun, nobody holds it now)."""
     holders, now = store.leases.holders(), time.time()

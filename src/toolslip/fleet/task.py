@@ -8,7 +8,8 @@ the same thing:
   the dead worker's lease has expired (about ``ttl`` after its last renewal: it asks every ``ttl / 8`` s,
   at most 0.25 s, rather than waiting for a worker to look), then goes on;
 * a run the journal shows over is reported, not run again; a run with no ``start`` is started; any other
-  run is resumed, with the job's ``rerun_interrupted`` policy for side effects that a death cut off;
+  run is resumed, with the job's ``rerun_interrupted`` policy for side effects that a death cut off (what
+  "started" and "resumed" mean is the job's :class:`Work`: an agent given a prompt, or an eval's trial);
 * the run's own failures (a model that errors, a tool file that does not load) are counted in the journal
   (its ``abort`` entries): below ``attempts`` the attempt raises :class:`Retry` and Ray runs it again, after
   a back-off that grows with that count (Ray's task retries have no delay of their own); at ``attempts``
@@ -22,19 +23,46 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..agent.loop import Agent
 from ..core.errors import JournalError, RunBusy, ToolslipError
 from ..durable.decisions import Approver
 from ..durable.journal import Entry, Journal
-from ..durable.journal_pg import PostgresStore
-from ..durable.journal_store import FINISHED
+from ..durable.journal_store import FINISHED, SqliteStore
 from ..durable.lease import TTL
+from ..durable.stores import LeasedStore, is_postgres_url
 
-__all__ = ["Job", "Policy", "Retry", "execute_run", "failures", "outcome_of"]
+__all__ = ["AgentRuns", "Attempt", "Job", "Policy", "Retry", "Work", "execute_run", "failures", "outcome_of"]
+
+Attempt: TypeAlias = Callable[[str, Any, Sequence[Entry]], Coroutine[Any, Any, object]]
+"""``attempt(run_id, payload, entries)``: carry the run out under its lease, given what the journal holds of it."""
+
+
+@runtime_checkable
+class Work(Protocol):
+    """What the fleet's runs are: built once per worker process against its journal (a picklable value)."""
+
+    def prepare(self, journal: Journal) -> Attempt: ...
+
+
+@dataclass(frozen=True)
+class AgentRuns:
+    """The fleet's usual work: an agent given a prompt, started, or resumed from the journal where it stopped."""
+
+    make_agent: Callable[[Journal], Agent]
+
+    def prepare(self, journal: Journal) -> Attempt:
+        agent = self.make_agent(journal)
+
+        async def attempt(run_id: str, prompt: Any, entries: Sequence[Entry]) -> object:
+            if any(e.kind == "start" for e in entries):
+                return await journal.resume(agent, run_id)
+            return await agent.arun(prompt, run_id=run_id)  # never started, or its start was never written
+
+        return attempt
 
 
 class Retry(ToolslipError):
@@ -74,8 +102,10 @@ class Job:
     """What every attempt of a batch needs: travels to the workers once (``ray.put``) per batch."""
 
     url: str
-    make_agent: Callable[[Journal], Agent]
-    """``make_agent(journal)`` builds the agent with ``hooks=journal.wrap(...)``; pickled for the workers."""
+    """The journal: a ``postgresql://`` URL, or a SQLite file every node of the cluster can open."""
+    work: Work
+    """What a run is (:class:`AgentRuns`: ``make_agent(journal)`` builds the agent with ``hooks=journal.wrap(...)``);
+    pickled for the workers."""
     rerun_interrupted: Approver | None = None
     """Whether a side-effecting call cut off by a death runs again (``None``: the run pauses for a person)."""
     policy: Policy = field(default_factory=Policy)
@@ -83,18 +113,27 @@ class Job:
     """Names the job in a worker's cache, so its journal and agent are built once per worker process."""
 
 
-_built: dict[str, tuple[Journal, Agent]] = {}
-"""Per worker process: the journal (its connection pool, its lease heartbeat) and agent of each job."""
+_built: dict[str, tuple[Journal, Attempt]] = {}
+"""Per worker process: the journal (its connection pool, its lease heartbeat) and the work of each job."""
 
 
-def _journal_and_agent(job: Job) -> tuple[Journal, Agent]:
+def _journal_and_attempt(job: Job) -> tuple[Journal, Attempt]:
     built = _built.get(job.token)
     if built is None:
-        host = _ray_node_host() if job.policy.hosts_by_ray_node else None
-        store = PostgresStore(job.url, ttl=job.policy.ttl, host=host)
-        journal = Journal(store, approver=job.rerun_interrupted)
-        built = _built[job.token] = (journal, job.make_agent(journal))
+        host = _ray_node_host() if job.policy.hosts_by_ray_node else None  # in a worker: Ray is up
+        journal = Journal(open_journal(job.url, ttl=job.policy.ttl, host=host), approver=job.rerun_interrupted)
+        built = _built[job.token] = (journal, job.work.prepare(journal))
     return built
+
+
+def open_journal(url: str, *, ttl: float = TTL, host: str | None = None) -> LeasedStore:
+    """The store at ``url``; a SQLite file serves a cluster on one machine only (its leases are judged by the
+    holders' pids), PostgreSQL one of many (and by the database's clock, lease holders named ``host``)."""
+    if not is_postgres_url(url):
+        return SqliteStore(url, ttl=ttl)
+    from ..durable.journal_pg import PostgresStore  # psycopg only for a PostgreSQL journal
+
+    return PostgresStore(url, ttl=ttl, host=host)
 
 
 def _ray_node_host() -> str:
@@ -114,13 +153,15 @@ def failures(entries: Sequence[Entry]) -> int:
 def outcome_of(run_id: str, entries: Sequence[Entry], attempts: int | None = None) -> dict[str, Any] | None:
     """The outcome the journal records for a run that is over (finished or paused), else ``None``.
 
-    ``attempts``: a run with that many failures is over too, ``failed`` with its last error.
+    ``attempts``: a run with that many failures is over too, ``failed`` with its last error. What the work
+    wrote under the finish entry's ``extra`` (an eval's trial record) comes with it.
     """
     last = entries[-1] if entries else None
     failed = failures(entries)
     if last is not None and last.kind == "finish" and last.data.get("stop_reason") in (*FINISHED, "paused"):
         data = last.data
-        return _outcome(run_id, str(data["stop_reason"]), failed, output=data.get("output"), entries=entries)
+        outcome = _outcome(run_id, str(data["stop_reason"]), failed, output=data.get("output"), entries=entries)
+        return outcome | {"extra": dict(data["extra"])} if data.get("extra") else outcome
     if attempts is not None and failed >= attempts:
         error = next((str(e.data.get("error", "")) for e in reversed(entries) if e.kind == "abort"), "")
         return _outcome(run_id, "failed", failed, error=error, entries=entries)
@@ -143,9 +184,11 @@ def _outcome(
     }
 
 
-def execute_run(job: Job, run_id: str, prompt: str) -> dict[str, Any]:
-    """One attempt of ``run_id`` (the Ray task's body): its outcome, or :class:`Retry` for Ray to try again."""
-    journal, agent = _journal_and_agent(job)
+def execute_run(job: Job, run_id: str, payload: Any) -> dict[str, Any]:
+    """One attempt of ``run_id`` (the Ray task's body): its outcome, or :class:`Retry` for Ray to try again.
+
+    ``payload`` is what the job's work runs: a prompt for an agent, a trial for an eval."""
+    journal, attempt = _journal_and_attempt(job)
     store, policy = journal.store, job.policy
     done = outcome_of(run_id, store.entries(run_id), policy.attempts)  # read unleased: only to skip or wait
     if done is not None:
@@ -158,10 +201,7 @@ def execute_run(job: Job, run_id: str, prompt: str) -> dict[str, Any]:
         if done is not None:
             return done
         try:
-            if any(e.kind == "start" for e in entries):
-                asyncio.run(journal.resume(agent, run_id))
-            else:  # never started, or its start was never written (an abort alone): start it
-                asyncio.run(agent.arun(prompt, run_id=run_id))
+            asyncio.run(attempt(run_id, payload, entries))
         except (RunBusy, JournalError) as exc:  # another holder, or the database away: someone goes on later
             raise Retry(f"run {run_id} stopped: {exc}") from None
         except Exception as exc:  # the run's own failure: the journal holds its abort entry, and so the count
