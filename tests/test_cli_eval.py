@@ -142,3 +142,23 @@ def test_evals_public_names_are_sorted_and_importable() -> None:
 
     assert evals.__all__ == sorted(evals.__all__)
     assert all(getattr(evals, name) is not None for name in evals.__all__)
+
+
+def test_eval_code_mode_scores_the_calls_a_program_made(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--code``: the reference writes each turn as one program, and checks such as ``called(o, "fx", ...)``
+    see the program's own calls (they are not in the transcript, which holds only ``run_python``)."""
+    out = tmp_path / "code.jsonl"
+    assert main(["eval", EXAMPLE, "--model", "reference", "-k", "1", "--code", "--out", str(out)]) == 0
+    assert "  pass^k    1.000" in capsys.readouterr().out
+    records = read_results(out)
+    assert {r.mode for r in records} == {"code"} and len(records) == 5
+    trip = next(r for r in records if r.task == "trip-total")
+    written = [p["name"] for m in trip.messages for p in m["parts"] if p["kind"] == "tool_call"]
+    assert written == ["run_python", "run_python"], trip.messages  # the two conversions, then the sum
+    assert trip.tool_calls == 3  # fx, fx, calc: what the programs called
+    assert json.loads(out.read_text().splitlines()[0])["mode"] == "code"
+
+    # a file of code-mode trials is not extended in tool mode (the two would be scored as one)
+    assert main(["eval", EXAMPLE, "--model", "reference", "-k", "2", "--out", str(out), "--resume"]) == 1
+    assert "holds trials in code mode; resume it in that mode" in capsys.readouterr().err
+    assert len(read_results(out)) == 5

@@ -21,7 +21,7 @@ from .eval_report import check_report_paths, parse_price, write_reports
 
 if TYPE_CHECKING:
     from ..evals.summary import ModelSummary
-    from ..evals.trial import TrialModel
+    from ..evals.trial import Mode, TrialModel
 
 __all__ = ["register"]
 
@@ -56,6 +56,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "`toolslip console --journal LOCATION` shows under /evals; with --ray it is the fleet's journal "
         "(postgresql://... for a remote cluster; default with --ray local: a temporary SQLite file)",
     )
+    p.add_argument(
+        "--code",
+        action="store_true",
+        help="code mode: every trial's model answers with a program that calls the tools (see docs/code-mode.md)",
+    )
     p.add_argument("--report", help="write a self-contained HTML report here")
     p.add_argument("--png", help="write the pass^k curve and grid as a PNG (needs toolslip[report])")
     p.add_argument("--price", type=parse_price, help="IN,OUT dollars per million tokens, to show cost")
@@ -75,7 +80,8 @@ def _handle(args: argparse.Namespace) -> int:
     check_report_paths(args.report, args.png)
     suite = load_suite(args.suite)  # may register a provider
     models = _models(args.model)
-    about = run_info(suite, models, k=args.k, seed=args.seed, retries=args.retries, command=args.argv)
+    mode: Mode = "code" if args.code else "tool"
+    about = run_info(suite, models, k=args.k, seed=args.seed, retries=args.retries, command=args.argv, mode=mode)
     from ..evals.journaled import EvalJournal, new_report_id
 
     report = new_report_id()
@@ -106,6 +112,7 @@ def _handle(args: argparse.Namespace) -> int:
                 executor=executor,
                 about=about,
                 journal=journal,
+                mode=mode,
             )
         )
     summaries = summarize(records)

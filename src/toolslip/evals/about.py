@@ -32,6 +32,7 @@ def run_info(
     seed: int,
     retries: int,
     command: Sequence[str] | None = None,
+    mode: str = "tool",
 ) -> dict[str, Any]:
     """The ``run`` line of a results file (JSON values only)."""
     from ..core.version import __version__
@@ -47,6 +48,7 @@ def run_info(
         "seed": seed,
         "retries": retries,
         "max_steps": suite.max_steps,
+        "mode": mode,
         "sampling": SAMPLING,
     }
 

@@ -1,6 +1,7 @@
 """Offline models for suites: replay a task's reference answer, always or with a known probability.
 
-``reference`` checks the suite itself (every check must pass a right answer). ``flaky:P`` succeeds with
+``reference`` checks the suite itself (every check must pass a right answer). In code mode both write each
+turn of the reference's calls as one program (:class:`~toolslip.testing.ProgramWriter`). ``flaky:P`` succeeds with
 probability P per trial, decided by the trial's seed alone, so the same seeds give the same results on
 any machine or Ray worker; its pass^k must come out near P**k, which tests the whole pipeline.
 """
@@ -16,6 +17,7 @@ from ..core.errors import ConfigError, ProviderError
 from ..core.messages import ModelResponse, Part, Request, Text, ToolCall, ToolResult, Usage
 from ..core.model import Model
 from ..testing import ScriptedModel, Turn, call, reply, to_response
+from ..testing.programs import ProgramWriter
 from .suite import Task
 from .trial import TrialModel
 
@@ -35,7 +37,7 @@ class ReferenceModel:
     name: str = "reference"
 
     def for_trial(self, task: Task, seed: int) -> Model:
-        return _Metered(ScriptedModel(list(_reference(task)), name=self.name))
+        return _Metered(ProgramWriter(ScriptedModel(list(_reference(task)), name=self.name)))
 
 
 @dataclass(frozen=True)
@@ -72,14 +74,14 @@ class FlakyModel:
             if first is not None:
                 failures.append([first] * 64)
             turns = rng.choice(failures)
-        return _Metered(ScriptedModel(turns, name=self.name))
+        return _Metered(ProgramWriter(ScriptedModel(turns, name=self.name)))
 
 
 @dataclass
 class _Metered:
     """Adds a token estimate (4 characters per token) so offline reports show token columns at work."""
 
-    inner: ScriptedModel
+    inner: Model
 
     @property
     def name(self) -> str:

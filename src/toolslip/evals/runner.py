@@ -23,7 +23,7 @@ from ..core.model import Model
 from .about import run_info
 from .journaled import EvalJournal
 from .suite import Suite
-from .trial import TrialModel, TrialRecord, run_trial, trial_seed
+from .trial import Mode, TrialModel, TrialRecord, run_trial, trial_seed
 
 __all__ = ["Executor", "Progress", "TrialSpec", "evaluate", "local_executor", "read_results", "run_spec"]
 
@@ -39,6 +39,7 @@ class TrialSpec:
     seed: int
     journal: EvalJournal | None = None
     """Where the trial is journaled as a run, if anywhere (two strings, so it travels to Ray workers)."""
+    mode: Mode = "tool"
 
 
 Executor = Callable[[TrialSpec], Awaitable[TrialRecord]]
@@ -48,7 +49,14 @@ async def run_spec(suite: Suite, spec: TrialSpec) -> TrialRecord:
     """Run the trial ``spec`` names; every executor ends here, in whichever process it runs."""
     task = suite.task(spec.task)
     return await run_trial(
-        suite, task, spec.model, trial=spec.trial, attempt=spec.attempt, seed=spec.seed, journal=spec.journal
+        suite,
+        task,
+        spec.model,
+        trial=spec.trial,
+        attempt=spec.attempt,
+        seed=spec.seed,
+        journal=spec.journal,
+        mode=spec.mode,
     )
 
 
@@ -114,6 +122,7 @@ def _plan(
     seed: int,
     existing: Sequence[TrialRecord],
     journal: EvalJournal | None,
+    mode: Mode,
 ) -> list[TrialSpec]:
     done = {(r.model, r.task, r.trial) for r in existing if r.scored}
     attempts = Counter((r.model, r.task, r.trial) for r in existing)
@@ -125,7 +134,9 @@ def _plan(
                 if key not in done:
                     attempt = attempts[key]
                     plan.append(
-                        TrialSpec(model, task.id, trial, attempt, trial_seed(seed, task.id, trial, attempt), journal)
+                        TrialSpec(
+                            model, task.id, trial, attempt, trial_seed(seed, task.id, trial, attempt), journal, mode
+                        )
                     )
     return plan
 
@@ -158,13 +169,15 @@ async def evaluate(
     progress: Progress | None = None,
     about: Mapping[str, Any] | None = None,
     journal: EvalJournal | None = None,
+    mode: Mode = "tool",
 ) -> list[TrialRecord]:
     """Run ``k`` trials of every task for every model; returns all records (earlier ones included).
 
     A trial that ends in a provider error or a crash is retried up to ``retries`` times with a new
     attempt number (and seed); if it still fails, its record stays in the file, unscored. ``out`` gets a
     ``run`` line first: ``about`` (see :func:`~toolslip.evals.about.run_info`), or one made here. With
-    ``journal`` every attempt is a journaled run (:mod:`~toolslip.evals.journaled`).
+    ``journal`` every attempt is a journaled run (:mod:`~toolslip.evals.journaled`). ``mode="code"``: every
+    trial's agent runs in code mode (the model answers with programs).
     """
     if k < 1 or concurrency < 1 or retries < 0:
         raise ConfigError(
@@ -174,11 +187,15 @@ async def evaluate(
     if len(set(names)) != len(names):
         raise ConfigError(f"two models share a name ({', '.join(names)}); give each a distinct name")
     existing, sink = _open_results(out, resume, suite)
+    if other_mode := {r.mode for r in existing} - {mode}:
+        if sink is not None:
+            sink.close()
+        raise ConfigError(f"{out} holds trials in {sorted(other_mode)[0]} mode; resume it in that mode")
     if sink is not None:
         about = about if about is not None else run_info(suite, models, k=k, seed=seed, retries=retries)
         sink.write(json.dumps({"type": "run", **about}, ensure_ascii=False) + "\n")
         sink.flush()
-    queue = deque(_plan(suite, models, k, seed, existing, journal))
+    queue = deque(_plan(suite, models, k, seed, existing, journal, mode))
     first_attempt = {(s.model.name, s.task, s.trial): s.attempt for s in queue}
     execute = executor or local_executor(suite)
     results = list(existing)

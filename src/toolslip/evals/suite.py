@@ -39,6 +39,9 @@ class Outcome:
     result: RunResult
     env: Any = None
     """The environment the task's ``env`` factory built for this trial (None without one)."""
+    inner_calls: Sequence[ToolCall] = ()
+    """In code mode, the calls the run's programs made (ids ``<program call id>/<n>``), in order."""
+    inner_results: Sequence[ToolResult] = ()
 
     @property
     def text(self) -> str:
@@ -56,12 +59,23 @@ class Outcome:
 
     @property
     def calls(self) -> list[ToolCall]:
-        """Every tool call the model wrote, in order."""
-        return [c for m in self.result.messages if m.role == "assistant" for c in m.tool_calls]
+        """Every tool call the model wrote, in order; in code mode a program stands for the calls it made, so
+        a check reads the same in both modes (a program that made none stays itself)."""
+        return [i for m in self.result.messages if m.role == "assistant" for c in m.tool_calls for i in self._made(c)]
 
     @property
     def results(self) -> list[ToolResult]:
-        return [r for m in self.result.messages if m.role == "tool" for r in m.tool_results]
+        """The results of :attr:`calls`, in order (a program's own result when it made no call)."""
+        return [
+            i
+            for m in self.result.messages
+            if m.role == "tool"
+            for r in m.tool_results
+            for i in ([x for x in self.inner_results if x.call_id.startswith(f"{r.call_id}/")] or [r])
+        ]
+
+    def _made(self, call: ToolCall) -> list[ToolCall]:
+        return [c for c in self.inner_calls if c.id.startswith(f"{call.id}/")] or [call]
 
 
 Check: TypeAlias = Callable[[Outcome], bool | float | None]

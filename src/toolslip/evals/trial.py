@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..agent.hooks import Hook, RunContext
 from ..agent.loop import Agent
+from ..code import INNER_CALLS, INNER_RESULTS
 from ..core.errors import ProviderError
 from ..core.messages import message_to_dict
 from ..core.model import Model
@@ -25,7 +26,9 @@ from .estimators import is_success
 from .journaled import EvalJournal, trial_journal, trial_run_id
 from .suite import Outcome, Suite, Task
 
-__all__ = ["SCORED", "Reason", "TrialModel", "TrialRecord", "run_trial", "trial_seed"]
+__all__ = ["SCORED", "Mode", "Reason", "TrialModel", "TrialRecord", "run_trial", "trial_seed"]
+
+Mode: TypeAlias = Literal["tool", "code"]
 
 Reason: TypeAlias = Literal[
     "pass",
@@ -68,6 +71,8 @@ class TrialRecord:
     attempt: int = 0
     """Retries of the same trial after a provider error or crash."""
     seed: int = 0
+    mode: Mode = "tool"
+    """How the trial's agent offered the tools: direct calls, or one program (``Agent(mode="code")``)."""
     position: int = -1
     """The task's place in its suite, which orders a report's rows (-1 in files written before it was kept)."""
     reward: float = 0.0
@@ -114,13 +119,16 @@ async def run_trial(
     attempt: int,
     seed: int,
     journal: EvalJournal | None = None,
+    mode: Mode = "tool",
 ) -> TrialRecord:
     """Run one trial of ``task``; never raises for anything the trial itself does.
 
     With ``journal`` the trial is a journaled run tagged with its report, task and trial
     (:mod:`~toolslip.evals.journaled`), its verdict written into the run before it finishes.
     """
-    record = TrialRecord(suite=suite.name, model=model.name, task=task.id, trial=trial, attempt=attempt, seed=seed)
+    record = TrialRecord(
+        suite=suite.name, model=model.name, task=task.id, trial=trial, attempt=attempt, seed=seed, mode=mode
+    )
     record.position = next((i for i, t in enumerate(suite.tasks) if t.id == task.id), -1)
     started = time.perf_counter()
     try:
@@ -150,6 +158,7 @@ async def _play(
         max_steps=task.max_steps or suite.max_steps,
         output_type=task.output_type,
         hooks=hooks,
+        mode=record.mode,
     )
     try:
         await agent.arun(task.prompt, run_id=run_id)
@@ -169,7 +178,12 @@ class _Scoring(Hook):
 
     async def on_finish(self, ctx: RunContext, result: RunResult) -> None:
         record = self.record
-        outcome = Outcome(result=result, env=self.env)
+        outcome = Outcome(
+            result=result,
+            env=self.env,
+            inner_calls=ctx.state.get(INNER_CALLS, ()),
+            inner_results=ctx.state.get(INNER_RESULTS, ()),
+        )
         record.messages = [message_to_dict(m) for m in result.messages]
         record.stop_reason, record.steps, record.tool_calls = str(result.stop_reason), result.steps, len(outcome.calls)
         record.tool_errors = sum(r.is_error for r in outcome.results)
