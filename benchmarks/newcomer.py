@@ -18,11 +18,14 @@ With the local model it also counts how often its figure check fired (``ModelRes
 asked once more, a figure marked) and how often it fired *wrongly*: on an answer whose figures were all
 right (every figure of that answer is an expected figure, or the question's or a tool's).
 
-    python benchmarks/newcomer.py [--model local] [--mode tool|code] [--k 1] [--temperature 0.7]
+    python benchmarks/newcomer.py [--model local] [--mode tool|code|both] [--k 1] [--temperature 0.7]
                                   [--ids a,b] [--all-tools]
 
 ``--mode code`` uses ``Agent(..., mode="code")`` where this toolslip has it (issue 37's code mode); where it
-does not, it says so and stops. Results go to stdout, one line per answer, then the counts.
+does not, it says so and stops. ``--mode both`` asks every question in both modes, one right after the other
+(which goes first alternates), so both modes meet the same machine load; the counts are then given per mode.
+Results go to stdout, one line per answer, then the counts, with **tokens per correct answer** (the input and
+output tokens of every answer of a mode, summed, over its correct ones).
 """
 
 from __future__ import annotations
@@ -118,9 +121,9 @@ async def ask(model: Any, q: dict[str, Any], mode: str, settings: Settings, tool
     try:
         result = await agent.arun(q["question"])
         answer, stop = result.output or "", result.stop_reason
-        messages = result.messages
+        messages, tokens = result.messages, result.usage.input_tokens + result.usage.output_tokens
     except Exception as exc:  # a crash is an outcome here, counted as wrong
-        answer, stop, messages = f"(raised {type(exc).__name__}: {exc})", "error", []
+        answer, stop, messages, tokens = f"(raised {type(exc).__name__}: {exc})", "error", [], 0
     seconds = time.perf_counter() - started
     results = " ".join(r.text for m in messages for r in m.tool_results)
     given = f"{q['question']} {results}"
@@ -137,6 +140,7 @@ async def ask(model: Any, q: dict[str, Any], mode: str, settings: Settings, tool
     )
     return {
         "id": q["id"],
+        "mode": mode,
         "kind": q["kind"],
         "outcome": outcome,
         "marked": _MARK in answer,
@@ -144,6 +148,7 @@ async def ask(model: Any, q: dict[str, Any], mode: str, settings: Settings, tool
         "fired": len(fired),
         "fired_wrongly": wrongly,
         "stop": stop,
+        "tokens": tokens,
         "seconds": round(seconds, 1),
         "answer": answer[:300],
     }
@@ -163,20 +168,22 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "check_fired": sum(r["fired"] for r in rows),
         "check_fired_wrongly": sum(r["fired_wrongly"] for r in rows),
         "median_seconds": statistics.median(r["seconds"] for r in rows) if rows else None,
+        "tokens": sum(r["tokens"] for r in rows),
+        "tokens_per_correct": round(sum(r["tokens"] for r in rows) / counts["correct"]) if counts["correct"] else None,
     }
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="local")
-    parser.add_argument("--mode", choices=("tool", "code"), default="tool")
+    parser.add_argument("--mode", choices=("tool", "code", "both"), default="tool")
     parser.add_argument("--k", type=int, default=1, help="answers per question (sampled when --temperature > 0)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--ids", help="comma-separated question ids (default: all)")
     parser.add_argument("--all-tools", action="store_true", help="offer all three tools to every question")
     parser.add_argument("--no-check", action="store_true", help="local model: switch its figure check off")
     args = parser.parse_args()
-    if args.mode == "code" and "mode" not in {f.name for f in dataclasses.fields(Agent)}:
+    if args.mode != "tool" and "mode" not in {f.name for f in dataclasses.fields(Agent)}:
         print("code mode is not available in this toolslip (Agent has no mode); run --mode tool", file=sys.stderr)
         raise SystemExit(2)
     questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -193,14 +200,17 @@ async def main() -> None:
     print(
         f"# {args.model} mode={args.mode} k={args.k} t={args.temperature} tools={tools_} load={os.getloadavg()[0]:.1f}"
     )
+    modes = ["tool", "code"] if args.mode == "both" else [args.mode]
     rows = []
     for trial in range(args.k):
         settings = Settings(temperature=args.temperature, extra={"seed": trial + 1} if args.temperature else {})
-        for q in questions:
-            row = await ask(model, q, args.mode, settings, "all" if args.all_tools else "") | {"trial": trial}
-            rows.append(row)
-            print(json.dumps(row, ensure_ascii=False), flush=True)
-    print(json.dumps(summary(rows), ensure_ascii=False))
+        for turn, q in enumerate(questions):
+            for mode in modes if turn % 2 == 0 else modes[::-1]:
+                row = await ask(model, q, mode, settings, "all" if args.all_tools else "") | {"trial": trial}
+                rows.append(row | {"load": round(os.getloadavg()[0], 1)})
+                print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
+    for mode in modes:
+        print(json.dumps({"mode": mode} | summary([r for r in rows if r["mode"] == mode]), ensure_ascii=False))
     print(f"# load at the end {os.getloadavg()[0]:.1f}")
 
 
