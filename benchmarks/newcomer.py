@@ -20,6 +20,7 @@ right (every figure of that answer is an expected figure, or the question's or a
 
     python benchmarks/newcomer.py [--model local] [--mode tool|code|both] [--k 1] [--temperature 0.7]
                                   [--ids a,b] [--all-tools]
+    python benchmarks/newcomer.py --summary OUTPUT      # the counts of a saved run's output, finished or not
 
 ``--mode code`` uses ``Agent(..., mode="code")`` where this toolslip has it (issue 37's code mode); where it
 does not, it says so and stops. ``--mode both`` asks every question in both modes, one right after the other
@@ -182,7 +183,15 @@ async def main() -> None:
     parser.add_argument("--ids", help="comma-separated question ids (default: all)")
     parser.add_argument("--all-tools", action="store_true", help="offer all three tools to every question")
     parser.add_argument("--no-check", action="store_true", help="local model: switch its figure check off")
+    parser.add_argument("--summary", type=Path, help="print the counts of a saved output (finished or not) and stop")
     args = parser.parse_args()
+    if args.summary:
+        lines = [json.loads(line) for line in args.summary.read_text(encoding="utf-8").splitlines() if line[:1] == "{"]
+        saved = [r for r in lines if "id" in r]  # answers, not the counts
+        for mode in dict.fromkeys(r.get("mode", args.mode) for r in saved):
+            of_mode = [r for r in saved if r.get("mode", args.mode) == mode]
+            print(json.dumps({"mode": mode} | summary(of_mode), ensure_ascii=False))
+        return
     if args.mode != "tool" and "mode" not in {f.name for f in dataclasses.fields(Agent)}:
         print("code mode is not available in this toolslip (Agent has no mode); run --mode tool", file=sys.stderr)
         raise SystemExit(2)
