@@ -3,7 +3,7 @@
     toolslip run examples/expenses.py "I spent 320 USD and 15000 JPY on a trip. How much is that in CNY \
 in total, and how much per person if 4 people split it?"
 
-Expected: fx(320, "USD") = 2297.6 (CNY), fx(15000, "JPY") = 705.0, total 3002.6 CNY, 750.65 CNY each.
+Expected: 320 USD = 2297.6 CNY, 15000 JPY = 705.0 CNY, total 3002.6 CNY, 750.65 CNY each.
 
 The same question answered as a value (validated, printed as JSON):
 
@@ -66,12 +66,12 @@ def calc(expr: str) -> str:
 
 
 @tool(effects="read_only", trusted_output=True)
-def fx(amount: float, currency: Literal["USD", "EUR", "JPY"]) -> float:
-    """Convert an amount of USD, EUR or JPY to Chinese yuan (CNY) at today's rate; returns the amount in CNY.
+def fx(amount: float, currency: Literal["USD", "EUR", "JPY"]) -> str:
+    """Convert an amount of a foreign currency to Chinese yuan (CNY) at today's rate. Supports USD, EUR and JPY only.
 
     Args:
         amount: The amount in the foreign currency, e.g. 320.
         currency: ISO code of the foreign currency.
     """
     rate = EXCHANGE[currency.upper()]
-    return round(amount * rate, 2)  # a number, so a program in code mode can add two conversions up
+    return f"{amount:g} {currency.upper()} = {round(amount * rate, 2)} CNY"

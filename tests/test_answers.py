@@ -208,7 +208,7 @@ def test_an_invalid_final_call_runs_the_turns_other_calls_and_says_what_to_fix()
     result = Agent(model=model, tools=TOOLS, output_type=Expense, output_mode="tool").run(QUESTION)
     assert result.data == Expense(total_cny=2297.6, per_person_cny=574.4)
     fx_result, final_result = model.requests[1].messages[-1].tool_results
-    assert fx_result.text == "2297.6" and final_result.is_error
+    assert fx_result.text == "320 USD = 2297.6 CNY" and final_result.is_error
     assert "field 'total_cny'" in final_result.text
 
 

@@ -86,7 +86,7 @@ def test_show_prints_the_calls_and_results_of_the_earlier_turns(capsys: pytest.C
     start = capsys.readouterr().out.split("\n[", 2)[0].splitlines()[1:]  # the start entry's history
     assert start[0] == "  user: 320 USD in CNY?"
     assert start[1].startswith("  assistant: call ") and start[1].endswith(' fx {"amount": 320, "currency": "USD"}')
-    assert start[2].startswith("  tool: ") and start[2].endswith(" fx") and start[3] == "    2297.6"
+    assert start[2].startswith("  tool: ") and start[2].endswith(" fx") and start[3] == "    320 USD = 2297.6 CNY"
     assert not [line for line in start if line.rstrip() in ("assistant:", "tool:")]
 
 

@@ -31,7 +31,7 @@ def test_expenses_prints_each_step_the_answer_and_the_stop(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "SCRIPTED" in lines[0]  # a scripted model must never pass for a real one
-    assert "[step 1] fx(amount=320, currency='USD') → 2297.6" in lines
+    assert "[step 1] fx(amount=320, currency='USD') → 320 USD = 2297.6 CNY" in lines
     assert "[step 4] calc(expr='3002.6 / 4') → 750.65" in lines
     assert "3002.6" in done.stdout and "750.65" in done.stdout
     assert lines[-1].startswith("[stop: completed after 5 model calls, 4 tool calls; run ")

@@ -41,7 +41,7 @@ async def test_streamed_text_and_calls_are_printed_in_the_order_they_happen() ->
     assert out.getvalue() == (
         "先换算美元。\n"
         "[step 1] calling fx(amount=320, currency='USD')\n"
-        "[step 1] fx(amount=320, currency='USD') → 2297.6\n"
+        "[step 1] fx(amount=320, currency='USD') → 320 USD = 2297.6 CNY\n"
         "一共 2297.6 元。\n"
     )
     assert renderer.streamed
@@ -55,7 +55,7 @@ def test_a_run_that_does_not_stream_prints_only_finished_calls() -> None:
     renderer = Renderer(out)
     model = ScriptedModel([call("fx", amount=320, currency="USD"), "2297.6"])
     Agent(model=model, tools=TOOLS).run("320 USD?", on_event=renderer)
-    assert out.getvalue() == "[step 1] fx(amount=320, currency='USD') → 2297.6\n"
+    assert out.getvalue() == "[step 1] fx(amount=320, currency='USD') → 320 USD = 2297.6 CNY\n"
     assert not renderer.streamed
 
 

@@ -30,7 +30,7 @@ from toolslip.server import serve
 TOOLS = load_tools_file(str(Path(__file__).resolve().parents[1] / "examples" / "expenses.py"))
 SYSTEM = "You are careful. Call a tool for every sum and every exchange rate; never compute in your head."
 QUESTION = "I spent 320 USD and 15000 JPY on a trip. How much is that in CNY, and how much each if 4 people split it?"
-EXPECTED_RESULTS = ["2297.6", "705.0", "3002.6", "750.65"]
+EXPECTED_RESULTS = ["320 USD = 2297.6 CNY", "15000 JPY = 705.0 CNY", "3002.6", "750.65"]
 
 
 @dataclass

@@ -55,7 +55,7 @@ async def test_expenses_example_end_to_end_through_mcp():
         result = await Agent(model=model, tools=expenses).arun("I spent 320 USD and 15000 JPY; split by 4?")
     assert result.ok and result.tool_calls == 4
     contents = [r.content for m in result.messages for r in m.tool_results]
-    assert contents == ["2297.6", "705.0", "3002.6", "750.65"]
+    assert contents == ["320 USD = 2297.6 CNY", "15000 JPY = 705.0 CNY", "3002.6", "750.65"]
     assert not any(r.is_error for m in result.messages for r in m.tool_results)
     assert "3002.6" in result.output and "750.65" in result.output
 

@@ -41,7 +41,7 @@ from toolslip.server import serve
 
 TOOLS = load_tools_file(str(Path(__file__).resolve().parents[1] / "examples" / "expenses.py"))
 QUESTION = "I spent 320 USD and 15000 JPY on a trip. How much is that in CNY, and how much each if 4 people split it?"
-RESULTS = ["2297.6", "705.0", "3002.6", "750.65"]
+RESULTS = ["320 USD = 2297.6 CNY", "15000 JPY = 705.0 CNY", "3002.6", "750.65"]
 
 
 class Expense(BaseModel):

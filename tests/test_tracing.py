@@ -141,7 +141,7 @@ async def test_contents_are_recorded_only_when_asked_for() -> None:
     output = json.loads(str(attributes["gen_ai.output.messages"]))
     assert output[0]["parts"][0]["arguments"] == {"amount": 320, "currency": "USD"}
     fx = min(named["execute_tool fx"], key=lambda s: s.start_time or 0)
-    assert (fx.attributes or {})["gen_ai.tool.call.result"] == "2297.6"
+    assert (fx.attributes or {})["gen_ai.tool.call.result"] == "320 USD = 2297.6 CNY"
 
 
 async def test_a_failed_call_and_a_failed_run_are_marked_as_errors() -> None:

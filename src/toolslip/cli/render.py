@@ -158,7 +158,7 @@ class Renderer:
 
 
 def _finished(event: ToolFinished) -> str:
-    """``[step 1] fx(amount=320) → 2297.6``, the result on one line and cut when long."""
+    """``[step 1] fx(amount=320) → 320 USD = 2297.6 CNY``, the result on one line and cut when long."""
     call, result = event.call, event.result
     text = result.text.replace("\n", " ")
     if len(text) > _MAX_RESULT:

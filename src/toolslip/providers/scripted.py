@@ -131,8 +131,7 @@ def call_ids(request: Request) -> set[str]:
 
 # --- the demos ------------------------------------------------------------------------------------------
 
-_CNY = re.compile(r"^\s*(-?[\d.]+)\s*$|=\s*(-?[\d.]+)\s*CNY")
-"""What ``fx`` gave: the amount alone (the examples' ``fx``) or ``... = 2297.6 CNY`` (the seed's and the README's)."""
+_CNY = re.compile(r"=\s*(-?[\d.]+)\s*CNY")
 
 
 def _turn(request: Request) -> int:
@@ -159,8 +158,7 @@ def expenses(request: Request) -> Turn:
         return call("fx", amount=320, currency="USD")
     if turn == 1:
         return call("fx", amount=15000, currency="JPY")
-    found = [m for name, r in _results(request) if name == "fx" and (m := _CNY.search(r.text))]
-    converted = [m.group(1) or m.group(2) for m in found]
+    converted = [m.group(1) for name, r in _results(request) if name == "fx" and (m := _CNY.search(r.text))]
     if len(converted) < 2:
         return "I did not get both currency conversions back from fx, so I cannot add them up."
     sums = [r.text.strip() for name, r in _results(request) if name == "calc" and not r.is_error]
