@@ -94,6 +94,17 @@ def test_report_and_compare_from_files(tmp_path: Path, capsys: pytest.CaptureFix
         (["eval", EXAMPLE, "--model", "flaky:x"], 2, "bad model 'flaky:x': write flaky:P or flaky:P:E"),
         (["eval", EXAMPLE, "--model", "flaky:2"], 2, "p must be in [0, 1]"),
         (["eval-report", "missing.jsonl"], 1, "toolslip eval-report: results file 'missing.jsonl' does not exist"),
+        # the journal is opened once, up front: not one crash per trial, and no "journaled as report"
+        (
+            ["eval", EXAMPLE, "--model", "reference", "--journal", "postgresql://u@[::1/db"],
+            1,
+            "URL postgresql://[::1/db is malformed",
+        ),
+        (
+            ["eval", EXAMPLE, "--model", "reference", "--journal", "postgresql://u@127.0.0.1:9/db"],
+            1,
+            "nothing listens there",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_sentence(

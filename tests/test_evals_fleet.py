@@ -153,7 +153,9 @@ def kill_a_node_inside_a_trial(cluster: Cluster, store: SqliteStore, driver: thr
     deadline = time.monotonic() + 60
     while driver.is_alive() and time.monotonic() < deadline:
         time.sleep(0.2)
-        holders = {h.pid for h in store.leases.holders().values() if h.alive()} if store.path.exists() else set()
+        held = store.leases.holders().items() if store.path.exists() else ()
+        # only a trial still playing: a lease outlives its run's finish entry for a moment
+        holders = {h.pid for run, h in held if h.alive() and all(e.kind != "finish" for e in store.entries(run))}
         for node in cluster.worker_nodes:
             raylet = psutil.Process(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
             if holders & {p.pid for p in raylet.children(recursive=True)}:

@@ -143,6 +143,23 @@ def test_every_spelling_of_a_slip_is_a_call(text: str) -> None:
     assert "name" not in answer and "{" not in answer
 
 
+@pytest.mark.parametrize("debris", ["(", "(\n", " ( ", "):", "?", "；"])
+def test_punctuation_beside_a_call_is_call_syntax_not_text(debris: str) -> None:
+    # the 0.5B model wrote "(" before a call; kept as the turn's text, the CLI printed a lone "(" line
+    answer, calls = parse_output(
+        debris + '<tool_call>{"name": "get_weather", "arguments": {"city": "北京"}}</tool_call>', [WEATHER]
+    )
+    assert answer == "" and [c.name for c in calls] == ["get_weather"]
+
+
+@pytest.mark.parametrize("words", ["I will look it up.", "查一下。", "(1)"])
+def test_words_beside_a_call_stay_its_text(words: str) -> None:
+    answer, _ = parse_output(
+        words + '<tool_call>{"name": "get_weather", "arguments": {"city": "北京"}}</tool_call>', [WEATHER]
+    )
+    assert answer == words
+
+
 @pytest.mark.parametrize(
     ("text", "name", "arguments"),
     [

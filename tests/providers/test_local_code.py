@@ -83,6 +83,14 @@ def test_a_program_line_is_an_assignment_or_a_print_so_it_cannot_define_a_functi
     assert rules["stmt"] == 'assigned " = " value | "print(" [^\\n`]*'
 
 
+def test_an_answer_in_words_cannot_carry_a_fenced_program() -> None:
+    # A fence inside the answer would be parsed as a program that skipped the program grammar (the 0.5B
+    # model wrote "Here is the fix:" and a block defining fx), or run one where only words were allowed.
+    rules = dict(r.split(" ::= ", 1) for r in code_grammar(program=True, answer=True).splitlines())
+    first, rest = re.fullmatch(r"\[\^(.*?)\] \[\^(.*?)\]\*", rules["text"]).groups()  # type: ignore[union-attr]
+    assert "`" in first and "`" in rest
+
+
 def test_the_grammar_compiles_and_offers_what_the_turn_allows() -> None:
     pytest.importorskip("llama_cpp")
     from llama_cpp.llama_grammar import LlamaGrammar

@@ -96,6 +96,9 @@ def _handle(args: argparse.Namespace) -> int:
                 fleet_executor(suite, args.ray, located, concurrency=args.concurrency, report=report)
             )
         elif args.journal:
+            from ..durable.stores import open_store
+
+            open_store(args.journal).close()  # a bad location is one sentence now, not a crash in every trial
             journal = EvalJournal(args.journal, report)
         if args.journal:
             about["report"] = report

@@ -216,6 +216,8 @@ _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _LEAD = re.compile(r"(?:[\s>\[\],]|```(?:json|tool_call)?|</?tool_call>)*")
 _EMPTY_FENCE = re.compile(r"```(?:json|tool_call)?\s*```")
 _NAMED = re.compile(r'\{\s*"name"\s*:')
+_WORDS = re.compile(r"[^\W_]")
+"""A letter or a digit, in any script."""
 
 
 def parse_output(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]]:
@@ -266,7 +268,10 @@ def parse_output(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCa
         last = end
     answer.append(text[last:])
     rest = _EMPTY_FENCE.sub("", "".join(answer))
-    return ("" if _LEAD.fullmatch(rest) else rest.strip()), [call for _, _, call in spans]
+    # Beside a call, text with no letter or digit is call syntax (the 0.5B model wrote "(" before a call),
+    # never words: kept as the turn's text, the CLI showed a lone "(" that was nobody's answer.
+    debris = _LEAD.fullmatch(rest) or not _WORDS.search(rest)
+    return ("" if debris else rest.strip()), [call for _, _, call in spans]
 
 
 def _starts_a_call(text: str, at: int, spans: Sequence[tuple[int, int, ToolCall]]) -> bool:

@@ -175,7 +175,7 @@ def code_grammar(*, program: bool, answer: bool) -> str:
             *_not_starting_with("value", ("lambda",)),
         ]
     if answer:
-        rules.append("text ::= [^`<{\\[ \\t\\n] [^\\x00]*")
+        rules.append("text ::= [^`<{\\[ \\t\\n] [^\\x00`]*")  # no fence: it would be parsed as a program
     return "\n".join(rules)
 
 
