@@ -156,8 +156,8 @@ def test_a_stream_that_broke_after_it_began_is_not_finished_by_the_next_model() 
 
 
 def test_a_model_that_fails_before_its_first_event_hands_the_stream_on() -> None:
-    """In-process, no server: the first model's stream raises before yielding; the second (no stream of its
-    own) answers, and the chain's stream carries its whole answer and its name."""
+    """In-process, no server: the first model's stream raises before yielding, the second's ends empty; the
+    third (no stream of its own) answers, and the chain's stream carries its whole answer and its name."""
 
     class Refuses:
         name = "refuses"
@@ -169,7 +169,15 @@ def test_a_model_that_fails_before_its_first_event_hands_the_stream_on() -> None
             raise ProviderError("Overloaded", status=529)
             yield TextChunk(text="")  # pragma: no cover
 
-    chain = FallbackModel([Refuses(), FunctionModel(lambda r: "fine", name="plain")])  # type: ignore[list-item]
+    class Empty(Refuses):
+        name = "empty"
+
+        async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+            for _ in ():
+                yield TextChunk(text="")
+
+    plain = FunctionModel(lambda r: "fine", name="plain")
+    chain = FallbackModel([Refuses(), Empty(), plain], pause=0)  # type: ignore[list-item]
 
     async def main() -> list[StreamEvent]:
         return [e async for e in chain.stream(Request(model="", messages=(Message.user("hi"),)))]
@@ -178,4 +186,7 @@ def test_a_model_that_fails_before_its_first_event_hands_the_stream_on() -> None
     assert isinstance(done, ResponseDone)
     assert done.response.message.text == "fine"
     assert done.response.extra["answered_by"] == "plain"
-    assert done.response.extra["fell_over"] == ["refuses: 529 Overloaded"]
+    assert done.response.extra["fell_over"] == [
+        "refuses: 529 Overloaded",
+        "empty: the stream of empty ended without its final response",
+    ]

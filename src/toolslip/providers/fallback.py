@@ -136,17 +136,17 @@ class FallbackModel:
                     if isinstance(event, ResponseDone):
                         self._cool_until.pop(index, None)
                         response = event.response
-                        event = ResponseDone(response=replace(response, extra={**response.extra, **extra}))
+                        yield ResponseDone(response=replace(response, extra={**response.extra, **extra}))
+                        return
                     yield event
+                raise ProviderError(f"the stream of {model.name} ended without its final response", retryable=True)
             except ProviderError as exc:
                 if extra is not None:
                     raise _broke_off(model, exc) from exc
                 last = self._failed(index, exc, failed)
-                continue
             finally:
-                if isinstance(events, AsyncGenerator):
+                if isinstance(events, AsyncGenerator):  # a consumer that stopped early stops the model now
                     await events.aclose()
-            return
         raise self._exhausted(failed, last) from last
 
     async def _tries(self, request: Request) -> AsyncIterator[int]:
@@ -234,14 +234,14 @@ def _carried(request: Request, model: Model) -> tuple[Request, list[str]]:
     return (request.with_messages(messages) if dropped else request), dropped
 
 
-async def _events(model: Model, request: Request) -> AsyncIterator[StreamEvent]:
-    """``model``'s stream of ``request``, or for a model that cannot stream its whole answer as the one event."""
+def _events(model: Model, request: Request) -> AsyncIterator[StreamEvent]:
+    """``model``'s own stream of ``request``, or for a model that cannot stream its whole answer as one event."""
     stream = getattr(model, "stream", None)
-    if not callable(stream):
-        yield ResponseDone(response=await model.complete(request))
-        return
-    async for event in stream(request):
-        yield event
+    return stream(request) if callable(stream) else _whole(model, request)
+
+
+async def _whole(model: Model, request: Request) -> AsyncIterator[StreamEvent]:
+    yield ResponseDone(response=await model.complete(request))
 
 
 def _broke_off(model: Model, error: ProviderError) -> ProviderError:
