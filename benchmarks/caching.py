@@ -1,11 +1,15 @@
-"""What automatic cache breakpoints save on a 30-step agent run, billed as Anthropic bills it.
+"""What automatic cache breakpoints save on a 30-step agent run, billed as the provider bills it.
 
-The same run twice, through the Anthropic wire to ``toolslip serve`` with a scripted model, which counts
-cache reads and writes as the service does (:mod:`toolslip.server.cache`: only marked prefixes are written,
-read back at a marked point or up to 20 blocks before it, none under 1,024 tokens, 5 minutes of life):
+The same run twice, through one wire to ``toolslip serve`` with a scripted model, which counts cache reads
+and writes as the service does (:mod:`toolslip.server.cache`):
 
-- without breakpoints (``AnthropicModel(cache=False)``: what a client that marks nothing pays);
-- with toolslip's automatic breakpoints (``cache=True``, the default against api.anthropic.com).
+- ``--wire anthropic`` (the default) and ``--wire bedrock`` (Converse, ``cachePoint`` blocks): only marked
+  prefixes are written, read back at a marked point or up to 20 blocks before it, none under 1,024 tokens,
+  5 minutes of life. The run goes once without breakpoints (``cache=False``: what a client that marks
+  nothing pays) and once with toolslip's automatic breakpoints (``cache=True``, the default against the
+  real service);
+- ``--wire gemini``: Gemini 2.5 caches implicitly (every prefix of 2,048 tokens or more, nothing to mark),
+  so there is one run, and the figure is what implicit caching reads back unasked.
 
 The run: a 1,600-token system prompt, six tools, and 29 steps of one call each whose results are about
 600 tokens, then the answer. Each step's usage is priced by genai-prices at the model's list price
@@ -13,7 +17,9 @@ The run: a 1,600-token system prompt, six tools, and 29 steps of one call each w
 The tokens are the o200k counts the scripted model reports, not Claude's tokenizer: the ratio is what
 carries over, not the absolute figure.
 
-Usage: ``python benchmarks/caching.py [--steps 30] [--model anthropic:claude-sonnet-4-5] [--json]``
+Usage: ``python benchmarks/caching.py [--steps 30] [--wire anthropic|bedrock|gemini] [--model M] [--json]``
+(``--model``: the genai-prices model to price as; by default Claude Sonnet 4.5 on Anthropic and Bedrock,
+Gemini 2.5 Flash on Gemini).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from toolslip.agent.pricing import cost
 from toolslip.core.events import Event, ModelResponded
 from toolslip.core.messages import ToolCall
 from toolslip.providers.anthropic import AnthropicModel
+from toolslip.providers.http import HttpModel
 from toolslip.providers.scripted import estimate_usage, to_response
 from toolslip.server import serve
 
@@ -90,8 +97,32 @@ class Bill:
     steps: int
 
 
-async def one_run(base: str, breakpoints: bool, steps: int, priced_as: str) -> Bill:
-    client = AnthropicModel("claude-sonnet-4-5", base_url=base, api_key="none", cache=breakpoints)
+PRICED_AS = {
+    "anthropic": "anthropic:claude-sonnet-4-5",
+    "bedrock": "anthropic:claude-sonnet-4-5",
+    "gemini": "gemini:gemini-2.5-flash",
+}
+"""The model each wire's run is priced as by default (Bedrock's Claude is listed at Anthropic's prices)."""
+
+
+def client_of(wire: str, base: str, breakpoints: bool) -> HttpModel:
+    if wire == "bedrock":
+        from botocore.credentials import Credentials
+
+        from toolslip.providers.bedrock import BedrockModel
+
+        keys = Credentials("AKIDEXAMPLE", "not-a-secret")  # serve reads the SigV4 header; nobody checks the key
+        model = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+        return BedrockModel(model, region="us-east-1", base_url=base, credentials=keys, cache=breakpoints)
+    if wire == "gemini":
+        from toolslip.providers.gemini import GeminiModel
+
+        return GeminiModel("gemini-2.5-flash", base_url=base, api_key="none")
+    return AnthropicModel("claude-sonnet-4-5", base_url=base, api_key="none", cache=breakpoints)
+
+
+async def one_run(wire: str, base: str, breakpoints: bool, steps: int, priced_as: str) -> Bill:
+    client = client_of(wire, base, breakpoints)
     bill = Bill(Usage(), 0.0, 0)
 
     def listen(event: Event) -> None:
@@ -109,44 +140,57 @@ async def one_run(base: str, breakpoints: bool, steps: int, priced_as: str) -> B
     return bill
 
 
-async def main(steps: int, priced_as: str) -> dict[str, object]:
+async def main(steps: int, priced_as: str, wire: str = "anthropic") -> dict[str, object]:
     bills = {}
-    for label, breakpoints in (("without", False), ("with", True)):
+    runs = (("implicit", False),) if wire == "gemini" else (("without", False), ("with", True))
+    for label, breakpoints in runs:
         async with serve(Scripted(steps)) as base:  # a fresh server, so a fresh cache, for each run
-            bills[label] = await one_run(base, breakpoints, steps, priced_as)
-    out: dict[str, object] = {"steps": steps, "priced_as": priced_as}
+            bills[label] = await one_run(wire, base, breakpoints, steps, priced_as)
+    out: dict[str, object] = {"steps": steps, "wire": wire, "priced_as": priced_as}
     for label, bill in bills.items():
         u = bill.usage
         out[label] = {
             "input_tokens": u.input_tokens,
             "cache_read_tokens": u.cache_read_tokens,
             "cache_write_tokens": u.cache_write_tokens,
-            "all_input_tokens": u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
+            "all_input_tokens": _all_input(u),
             "output_tokens": u.output_tokens,
             "dollars": round(bill.dollars, 4),
         }
+    if wire == "gemini":  # the saving is against the same tokens all billed as input
+        bill = bills["implicit"]
+        uncached = cost(priced_as, Usage(input_tokens=_all_input(bill.usage), output_tokens=bill.usage.output_tokens))
+        out["saving"] = round(1 - bill.dollars / uncached, 3) if uncached else None
+        return out
     without, with_ = bills["without"].dollars, bills["with"].dollars
     out["saving"] = round(1 - with_ / without, 3) if without else None
     return out
 
 
+def _all_input(usage: Usage) -> int:
+    return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--model", default="anthropic:claude-sonnet-4-5", help="the genai-prices model to price as")
+    parser.add_argument("--wire", choices=sorted(PRICED_AS), default="anthropic")
+    parser.add_argument("--model", help="the genai-prices model to price as (default: the wire's, see PRICED_AS)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    report = asyncio.run(main(args.steps, args.model))
+    args.model = args.model or PRICED_AS[args.wire]
+    report = asyncio.run(main(args.steps, args.model, args.wire))
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{args.steps}-step run priced as {args.model} (genai-prices), each step priced on its own usage")
+        print(f"{args.steps}-step run on the {args.wire} wire priced as {args.model} (genai-prices), step by step")
         print(f"{'':10} {'input':>9} {'cache read':>11} {'cache write':>12} {'all input':>10} {'dollars':>9}")
-        for label in ("without", "with"):
+        for label in ("implicit",) if args.wire == "gemini" else ("without", "with"):
             row = report[label]
             assert isinstance(row, dict)
             print(
                 f"{label:10} {row['input_tokens']:>9,} {row['cache_read_tokens']:>11,} "
                 f"{row['cache_write_tokens']:>12,} {row['all_input_tokens']:>10,} {row['dollars']:>9.4f}"
             )
-        print(f"saving with automatic breakpoints: {report['saving']:.1%}")
+        saved = "implicit caching, against no cache" if args.wire == "gemini" else "automatic breakpoints"
+        print(f"saving with {saved}: {report['saving']:.1%}")

@@ -158,6 +158,14 @@ def start_server(*extra: str) -> tuple[subprocess.Popen[str], str]:
     pytest.fail("toolslip serve did not start")
 
 
+def stop_servers(*children: subprocess.Popen[str]) -> None:
+    for child in children:
+        child.kill()
+        child.wait(10)
+        assert child.stdout is not None
+        child.stdout.close()
+
+
 @pytest.fixture
 def servers() -> Iterator[tuple[subprocess.Popen[str], str, str]]:
     chat, chat_url = start_server("--faults", "0.3")
@@ -165,11 +173,7 @@ def servers() -> Iterator[tuple[subprocess.Popen[str], str, str]]:
     try:
         yield chat, chat_url, messages_url
     finally:
-        for child in (chat, messages):
-            child.kill()
-            child.wait(10)
-            assert child.stdout is not None
-            child.stdout.close()
+        stop_servers(chat, messages)
 
 
 def test_runs_outlive_a_killed_server_and_an_overloaded_one(

@@ -20,6 +20,16 @@ wire's blocks) is dropped before sending, and reported. Every answer names the m
 the first choice is a :class:`~toolslip.core.events.ModelSwitched` event naming who failed and what was
 dropped. ``toolslip resume`` re-reads the model string, so a resumed run uses the same chain.
 
+A streamed step (``stream``, what the loop uses when someone listens, as ``toolslip run`` does) goes the
+same way until the first event arrives: a model that fails before it has sent anything (a refused request,
+a dead server, a stream that ends empty) hands the step on exactly as above, the switch reported before
+the answering model's first event. Once an event has been passed on, the step is that model's: if its
+stream then breaks, the chain does *not* ask the next model, since its answer would begin differently from
+the text already shown (and the calls already announced); the step fails with a :class:`ProviderError`
+that says the stream broke off, with the broken stream's status. Nothing of the broken answer is in the
+transcript, so the step is asked again whole by whoever retries it (``toolslip resume`` of a journaled
+run, which uses the chain again).
+
 ``route`` is the routing hook on the same seam: ``route(request, models)`` returns the model to try first
 for this request (by its tools, its size, its cost), or ``None`` for the given order; the others stay
 behind it as fallbacks.
@@ -30,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +48,7 @@ from ..core.errors import ConfigError, ProviderError
 from ..core.events import ModelSwitched
 from ..core.messages import ModelResponse, Request
 from ..core.model import CURRENT_RUN, Model
+from ..core.streaming import ResponseDone, StreamEvent
 
 __all__ = ["ANSWERED_BY", "FallbackModel", "Router", "falls_over"]
 
@@ -97,31 +108,72 @@ class FallbackModel:
     async def complete(self, request: Request) -> ModelResponse:
         failed: list[str] = []
         last: ProviderError | None = None
+        async for index in self._tries(request):
+            model = self.models[index]
+            sent, dropped = _carried(request, model)
+            try:
+                response = await model.complete(sent)
+            except ProviderError as exc:
+                last = self._failed(index, exc, failed)
+                continue
+            self._cool_until.pop(index, None)
+            return replace(response, extra={**response.extra, **self._answered(model, failed, dropped)})
+        raise self._exhausted(failed, last) from last
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """The step streamed by the first model that answers; see the module doc for a stream that breaks."""
+        failed: list[str] = []
+        last: ProviderError | None = None
+        async for index in self._tries(request):
+            model = self.models[index]
+            sent, dropped = _carried(request, model)
+            extra: dict[str, Any] | None = None  # set at the first event: from then on the step is this model's
+            events = _events(model, sent)
+            try:
+                async for event in events:
+                    if extra is None:
+                        extra = self._answered(model, failed, dropped)
+                    if isinstance(event, ResponseDone):
+                        self._cool_until.pop(index, None)
+                        response = event.response
+                        yield ResponseDone(response=replace(response, extra={**response.extra, **extra}))
+                        return
+                    yield event
+                raise ProviderError(f"the stream of {model.name} ended without its final response", retryable=True)
+            except ProviderError as exc:
+                if extra is not None:
+                    raise _broke_off(model, exc) from exc
+                last = self._failed(index, exc, failed)
+            finally:
+                if isinstance(events, AsyncGenerator):  # a consumer that stopped early stops the model now
+                    await events.aclose()
+        raise self._exhausted(failed, last) from last
+
+    async def _tries(self, request: Request) -> AsyncIterator[int]:
+        """The index of each model to ask in turn: the chain's order, ``rounds`` times, a pause between rounds."""
         for attempt in range(self.rounds):
             if attempt:
                 await asyncio.sleep(self.pause * 2 ** (attempt - 1))
             for index in self._order(request):
-                model = self.models[index]
-                sent, dropped = _carried(request, model)
-                try:
-                    response = await model.complete(sent)
-                except ProviderError as exc:
-                    if not self.fall_over(exc):
-                        raise
-                    if _transient(exc):
-                        self._cool_until[index] = time.monotonic() + self.cooldown
-                    failed.append(f"{model.name}: {_short(exc)}")
-                    last = exc
-                    continue
-                self._cool_until.pop(index, None)
-                return self._answered(response, model, failed, dropped)
+                yield index
+
+    def _failed(self, index: int, error: ProviderError, failed: list[str]) -> ProviderError:
+        """Note a model's failure (and its cooldown) so the step moves on; raise an error no model can cure."""
+        if not self.fall_over(error):
+            raise error
+        if _transient(error):
+            self._cool_until[index] = time.monotonic() + self.cooldown
+        failed.append(f"{self.models[index].name}: {_short(error)}")
+        return error
+
+    def _exhausted(self, failed: list[str], last: ProviderError | None) -> ProviderError:
         assert last is not None
-        raise ProviderError(
+        return ProviderError(
             f"every model of {self.name} failed ({self.rounds} rounds): {'; '.join(failed[-len(self.models) :])}",
             status=last.status,
             body=last.body,
             retryable=last.retryable,
-        ) from last
+        )
 
     def _order(self, request: Request) -> list[int]:
         """The chain's order for this request: the routed model first, then those not cooling down, then
@@ -140,8 +192,10 @@ class FallbackModel:
         cooling = sorted((i for i in order if i not in ready), key=lambda i: self._cool_until[i])
         return ready + cooling
 
-    def _answered(self, response: ModelResponse, model: Model, failed: list[str], dropped: list[str]) -> ModelResponse:
-        extra: dict[str, Any] = {**response.extra, ANSWERED_BY: model.name}
+    def _answered(self, model: Model, failed: list[str], dropped: list[str]) -> dict[str, Any]:
+        """What the answer's ``extra`` says of the chain (who answered, who failed, what was dropped); a
+        :class:`ModelSwitched` event for the run when the step was not the first choice's or lost something."""
+        extra: dict[str, Any] = {ANSWERED_BY: model.name}
         if failed:
             extra["fell_over"] = list(failed)
         run = CURRENT_RUN.get()
@@ -155,7 +209,7 @@ class FallbackModel:
                 run.event(ModelSwitched(step=run.step, model=model.name, failed=tuple(failed), dropped=tuple(new)))
         elif dropped:
             extra["dropped"] = dropped
-        return replace(response, extra=extra)
+        return extra
 
     async def aclose(self) -> None:
         """Close every model of the chain that holds connections."""
@@ -178,6 +232,27 @@ def _carried(request: Request, model: Model) -> tuple[Request, list[str]]:
     messages, lost = carry(request.messages, wire)
     dropped = [str(loss) for loss in lost if loss.handled != "marked"]
     return (request.with_messages(messages) if dropped else request), dropped
+
+
+def _events(model: Model, request: Request) -> AsyncIterator[StreamEvent]:
+    """``model``'s own stream of ``request``, or for a model that cannot stream its whole answer as one event."""
+    stream = getattr(model, "stream", None)
+    return stream(request) if callable(stream) else _whole(model, request)
+
+
+async def _whole(model: Model, request: Request) -> AsyncIterator[StreamEvent]:
+    yield ResponseDone(response=await model.complete(request))
+
+
+def _broke_off(model: Model, error: ProviderError) -> ProviderError:
+    """The error of a stream that broke after its first event: the chain does not go on (see the module doc)."""
+    return ProviderError(
+        f"{model.name} broke off its streamed answer ({_short(error)}); the step is not handed to the next "
+        "model, whose answer would differ from what was already streamed",
+        status=error.status,
+        body=error.body,
+        retryable=error.retryable,
+    )
 
 
 def _short(error: ProviderError) -> str:

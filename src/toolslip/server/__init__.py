@@ -444,7 +444,7 @@ def create_app(
     messages = _Endpoint(anthropic, check_messages, anthropic_error, anthropic_frames, threads=Threads())
     app.router.add_post("/v1/messages", messages.handle)
     app.router.add_get("/v1/models", _models)
-    add_routes(app, lambda http: http.app[_MODEL], _trace)
+    add_routes(app, lambda http: http.app[_MODEL], _trace, lambda http: http.app[_CACHE])
     return app
 
 

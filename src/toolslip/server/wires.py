@@ -43,6 +43,7 @@ from ..core.model import Model
 from ..formats import bedrock, bedrock_stream, gemini, gemini_stream, ollama, ollama_stream
 from ..formats.sse import encode
 from . import eventstream
+from .cache import PromptCache
 from .checks import Check, Rejection
 from .echo import Echo
 from .live import Live
@@ -205,6 +206,7 @@ class _Endpoint:
     trace: Callable[[], Trace]
     streamed: bool | None
     """The route streams (Converse-stream), or not; None: the body says (Ollama's ``stream``, default true)."""
+    cache: Callable[[web.Request], PromptCache | None]
 
     async def handle(self, http: web.Request) -> web.StreamResponse:
         return await self.answer(http, http.match_info.get("model"))
@@ -245,6 +247,9 @@ class _Endpoint:
             if isinstance(exc, ProviderError):
                 return self._fail(exc.status if 400 <= exc.status < 600 else 502, Rejection(str(exc)))
             return self._fail(500, Rejection(f"the model behind toolslip serve failed: {exc}"))
+        if (counted := self.cache(http)) is not None:  # a model with no cache of its own: count the service's
+            usage = counted.account(self.wire.format.NAME, body, response.usage)
+            response = dataclasses.replace(response, usage=usage)
         response = self.wire.echo.prepare(dataclasses.replace(response, model=asked))
         self.trace().usage = response.usage
         if live is not None:
@@ -304,15 +309,21 @@ _BEDROCK = _Bedrock(bedrock, Echo(("", _URLSAFE, 0), ("tooluse_", _URLSAFE, 22))
 _OLLAMA = _Ollama(ollama, Echo(("", _URLSAFE, 0), ("call_", _LOWER, 8)), ollama_error, check_ollama)
 
 
-def add_routes(app: web.Application, model: Callable[[web.Request], Model], trace: Callable[[], Trace]) -> None:
-    """Answer the three wires in ``app``; ``model`` finds the served model, ``trace`` the request's record."""
+def add_routes(
+    app: web.Application,
+    model: Callable[[web.Request], Model],
+    trace: Callable[[], Trace],
+    cache: Callable[[web.Request], PromptCache | None] = lambda http: None,
+) -> None:
+    """Answer the three wires in ``app``; ``model`` finds the served model, ``trace`` the request's record,
+    ``cache`` the prompt cache the server counts (:mod:`.cache`), if any."""
 
     def route(wire: _Wire, streamed: bool | None) -> Callable[[web.Request], Any]:
-        return _Endpoint(wire, model, trace, streamed).handle
+        return _Endpoint(wire, model, trace, streamed, cache).handle
 
     methods = {
-        "generateContent": _Endpoint(_GEMINI, model, trace, False),
-        "streamGenerateContent": _Endpoint(_GEMINI, model, trace, True),
+        "generateContent": _Endpoint(_GEMINI, model, trace, False, cache),
+        "streamGenerateContent": _Endpoint(_GEMINI, model, trace, True, cache),
     }
 
     async def gemini_route(http: web.Request) -> web.StreamResponse:
