@@ -49,3 +49,34 @@ def test_several_large_results_are_all_cut_until_the_prompt_fits() -> None:
 def test_with_nothing_left_to_cut_the_messages_come_back_for_the_caller_to_refuse() -> None:
     messages = [Message.user("x" * 10_000)]
     assert fit_window(messages, _chars, room=100) == messages
+
+
+def _long_run(steps: int) -> list[Message]:
+    """A run of ``steps`` exchanges whose results a history processor already cleared to placeholders."""
+    messages = [Message.system("Read every page."), Message.user("Read the whole book, page by page.")]
+    for n in range(steps):
+        call = ToolCall(id=f"c{n}", name="read_page", arguments={"page": n})
+        placeholder = f"[result of read_page cleared to save room: page {n}]"
+        messages += [Message.assistant(calls=[call]), Message.tool([ToolResult(call_id=f"c{n}", content=placeholder)])]
+    return messages
+
+
+def test_past_the_last_cut_the_oldest_exchanges_leave_the_prompt_and_the_system_prompt_says_so() -> None:
+    # clear_tool_results alone on the embedded model: at step 138 of 200 the cleared steps filled the window
+    messages = _long_run(200)
+    fitted = fit_window(messages, _chars, room=4000)
+    assert _chars(fitted) <= 4000
+    assert fitted[1] == messages[1]  # the question stays
+    kept = [c.id for m in fitted for c in m.tool_calls]
+    assert kept == [f"c{n}" for n in range(200 - len(kept), 200)] and len(kept) >= 2  # the newest, in order
+    assert f"[{200 - len(kept)} earlier tool call(s) and their results are left out" in fitted[0].text
+    assert fitted[0].text.startswith("Read every page.")
+    for i, m in enumerate(fitted):  # every call still has its results right after it
+        if m.tool_calls:
+            assert [r.call_id for r in fitted[i + 1].tool_results] == [c.id for c in m.tool_calls]
+    assert len(messages) == 402  # the caller's messages are untouched
+
+
+def test_the_newest_exchange_stays_even_when_that_is_not_enough() -> None:
+    messages = _long_run(1)
+    assert fit_window(messages, _chars, room=10) == messages

@@ -4,9 +4,11 @@ The local model reads at most ``n_ctx`` tokens (8,192 by default), the prompt an
 350 KB tool result made a 185,298-token prompt and the run died with the window error. The prompt is what
 this provider builds, so this is the last place that can still make it fit, whoever sent the conversation
 (``toolslip run``, a library caller, any client of ``toolslip serve``): the longest tool results are cut,
-each with a note the model reads, until the prompt leaves room for the answer. Only the prompt changes;
-the caller's messages (and so the run journal) keep every character. A prompt still too long without any
-tool output to cut is refused as before.
+each with a note the model reads, until the prompt leaves room for the answer. When every result is cut
+to its floor and it still does not fit (hundreds of steps: even a cleared step costs its call and a
+placeholder), the oldest tool exchanges leave the prompt, each call with its results, and the system
+prompt says how many. Only the prompt changes; the caller's messages (and so the run journal) keep every
+character. A prompt still too long with no exchange left to drop is refused as before.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def fit_window(messages: Sequence[Message], count: Callable[[Sequence[Message]],
             return out
         cuttable = [key for key, text in kept.items() if len(text) > _MIN_KEEP]
         if not cuttable:
-            return out  # nothing left to cut: the caller refuses the prompt with its size
+            return _without_old_exchanges(out, count, room)
         key = max(cuttable, key=lambda k: len(kept[k]))
         shown = kept[key]
         chars_per_token = max(sum(len(t) for t in kept.values()) / tokens, 0.5)
@@ -79,6 +81,36 @@ def fit_window(messages: Sequence[Message], count: Callable[[Sequence[Message]],
         )
         out[i] = _with_result(out[i], j, kept[key] + note)
     return out
+
+
+def _without_old_exchanges(
+    messages: list[Message], count: Callable[[Sequence[Message]], int], room: int
+) -> list[Message]:
+    """``messages`` without their oldest tool exchanges (a call message and the results after it) until they
+    fit; the newest exchange always stays, and the system prompt says how many left. Unchanged if none can go."""
+    out, dropped = list(messages), 0
+    while True:
+        exchanges = [
+            i for i, m in enumerate(out[:-1]) if m.role == "assistant" and m.tool_calls and out[i + 1].role == "tool"
+        ]
+        if len(exchanges) < 2:
+            return out  # nothing more to drop: the caller refuses the prompt with its size
+        del out[exchanges[0] : exchanges[0] + 2]
+        dropped += 1
+        note = (
+            f"[{dropped} earlier tool call(s) and their results are left out here to fit the local model's "
+            f"{room}-token window; call a tool again if you need one of them]"
+        )
+        trial = _with_note(out, note)
+        if count(trial) <= room:
+            return trial
+
+
+def _with_note(messages: list[Message], note: str) -> list[Message]:
+    """``messages`` with ``note`` at the end of the system prompt (a system prompt of its own if none)."""
+    if messages and messages[0].role == "system":
+        return [Message.system(f"{messages[0].text}\n\n{note}"), *messages[1:]]
+    return [Message.system(note), *messages]
 
 
 def _with_result(message: Message, index: int, text: str) -> Message:
