@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +23,8 @@ from conftest import fresh_postgres
 from toolslip.cli import main
 from toolslip.durable.journal_store import SqliteStore
 from toolslip.testing.postgres import PostgresServer
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
 import asyncio, os, signal, sys
@@ -120,13 +124,33 @@ def test_fleet_submit_names_what_is_wrong_before_starting_anything(
     prompts = tmp_path / "p.jsonl"
     prompts.write_text('"one"\n{"text": "two"}\n')
     argv = ["fleet", "submit", str(prompts), str(tmp_path / "tools.py"), "--model", "scripted"]
-    assert main([*argv, "--journal", str(tmp_path / "runs.sqlite")]) == 2
+    assert main([*argv, "--journal", str(tmp_path / "runs.sqlite"), "--address", "ray://head:10001"]) == 2
     assert capsys.readouterr().err == (
-        "toolslip fleet: the fleet's workers share a PostgreSQL journal: pass --journal postgresql://...\n"
+        "toolslip fleet: the cluster's machines share a PostgreSQL journal: pass --journal postgresql://... "
+        "(a SQLite file serves only a Ray started on this machine, with no --address)\n"
     )
-    assert main([*argv, "--journal", "postgresql://u@[::1/db"]) == 1
-    said = capsys.readouterr().err
-    assert said.endswith('p.jsonl:2 is neither a JSON string nor an object with a "prompt" string\n'), said
+    for journal in ("postgresql://u@[::1/db", str(tmp_path / "runs.sqlite")):  # a Ray on this machine takes SQLite
+        assert main([*argv, "--journal", journal]) == 1
+        said = capsys.readouterr().err
+        assert said.endswith('p.jsonl:2 is neither a JSON string nor an object with a "prompt" string\n'), said
+
+
+@pytest.mark.slow
+def test_fleet_submit_on_one_machine_needs_no_database_server(tmp_path: Path) -> None:
+    # a newcomer's first batch: no --journal, no --address, no PostgreSQL: a local Ray over the usual SQLite journal
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('"What is the weather in Beijing?"\n"What is the weather in Paris?"\n')
+    env = {**os.environ, "TOOLSLIP_HOME": str(tmp_path / "home"), "TOOLSLIP_JOURNAL": ""}
+    cli = [sys.executable, "-m", "toolslip.cli", "fleet"]
+    submit = [*cli, "submit", str(prompts), str(ROOT / "examples" / "weather.py"), "--model", "scripted"]
+    done = subprocess.run(submit, capture_output=True, text=True, env=env, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcomes = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(o["run_id"] for o in outcomes) == ["p-00001", "p-00002"]
+    assert {o["outcome"] for o in outcomes} == {"completed"}
+    assert (tmp_path / "home" / "runs.sqlite").is_file()
+    status = subprocess.run([*cli, "status", "p"], capture_output=True, text=True, env=env, timeout=60)
+    assert status.stdout.startswith("batch p: 2 runs in the journal: 2 completed"), status.stdout + status.stderr
 
 
 KEYED = """

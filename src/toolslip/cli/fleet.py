@@ -1,4 +1,4 @@
-"""``toolslip fleet submit|status``: a batch of runs on a Ray cluster, over one PostgreSQL journal.
+"""``toolslip fleet submit|status``: a batch of runs on a Ray cluster, over one journal.
 
 ``submit PROMPTS.jsonl TOOLS.py --model M --journal postgresql://...`` runs each line's prompt (a JSON
 string, or an object with ``prompt`` and optionally ``id``) as a run on the cluster at ``--address``
@@ -26,7 +26,7 @@ from ..core.errors import ConfigError
 from ..durable.approval import Approval
 from ..durable.dedup import Dedup
 from ..durable.journal import Journal
-from ..durable.stores import is_postgres_url
+from ..durable.stores import default_location, is_postgres_url
 from . import EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
 from .durable import _APPROVERS, JOURNAL_HELP
@@ -65,15 +65,20 @@ def register(subparsers: Any) -> None:
 
 
 def _journal_and_address(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--journal", metavar="URL", help=JOURNAL_HELP + "; the fleet needs postgresql://")
+    parser.add_argument("--journal", metavar="URL", help=JOURNAL_HELP + "; a cluster of several machines needs postgresql://")
     parser.add_argument("--address", metavar="ADDRESS", help="the Ray cluster (ray://host:10001, auto; default local)")
 
 
 def _journal_url(args: argparse.Namespace) -> str:
-    url = args.journal or os.environ.get("TOOLSLIP_JOURNAL", "")
-    if not is_postgres_url(url):
-        raise UsageError("the fleet's workers share a PostgreSQL journal: pass --journal postgresql://...")
-    return str(url)
+    """The fleet's journal: a PostgreSQL URL, which every machine reaches; with no ``--address`` (a Ray started
+    on this machine) also a SQLite file, by default the usual journal, so the fleet works with no server."""
+    location = str(args.journal or default_location())
+    if is_postgres_url(location) or args.address in (None, "local"):
+        return location
+    raise UsageError(
+        "the cluster's machines share a PostgreSQL journal: pass --journal postgresql://... "
+        "(a SQLite file serves only a Ray started on this machine, with no --address)"
+    )
 
 
 @dataclass(frozen=True)
@@ -187,10 +192,10 @@ class _Progress:
 
 
 def handle_status(args: argparse.Namespace) -> int:
-    from ..durable.journal_pg import PostgresStore
     from ..fleet import batch_status
+    from ..fleet.task import open_journal
 
-    store = PostgresStore(_journal_url(args))
+    store = open_journal(_journal_url(args))
     try:
         counts = batch_status(store, args.batch)
     finally:
