@@ -65,7 +65,9 @@ def register(subparsers: Any) -> None:
 
 
 def _journal_and_address(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--journal", metavar="URL", help=JOURNAL_HELP + "; a cluster of several machines needs postgresql://")
+    parser.add_argument(
+        "--journal", metavar="URL", help=JOURNAL_HELP + "; a cluster of several machines needs postgresql://"
+    )
     parser.add_argument("--address", metavar="ADDRESS", help="the Ray cluster (ray://host:10001, auto; default local)")
 
 
