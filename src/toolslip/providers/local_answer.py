@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.messages import Message, OutputSchema, Text, ToolSpec
-from .local_chat import calls_rule
+from .local_chat import calls_rule, with_system_note
 
 __all__ = ["answer_grammar", "with_answer_schema"]
 
@@ -48,6 +48,4 @@ def with_answer_schema(messages: Sequence[Message], output: OutputSchema, *, at_
     )
     if at_end and messages and messages[-1].role in ("user", "tool"):
         return [*messages[:-1], replace(messages[-1], parts=(*messages[-1].parts, Text(text=f"\n\n{note}")))]
-    if messages and messages[0].role == "system":
-        return [Message.system(f"{messages[0].text}\n\n{note}"), *messages[1:]]
-    return [Message.system(note), *messages]
+    return with_system_note(messages, note)

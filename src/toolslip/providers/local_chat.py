@@ -41,7 +41,16 @@ __all__ = [
     "fresh_calls",
     "parse_output",
     "tool_grammar",
+    "with_system_note",
 ]
+
+
+def with_system_note(messages: Sequence[Message], note: str) -> list[Message]:
+    """``messages`` with ``note`` at the end of the system prompt (a system prompt of its own if none): how the
+    embedded model's provider adds a line of its own to what the caller sent, in the prompt only."""
+    if messages and messages[0].role == "system":
+        return [Message.system(f"{messages[0].text}\n\n{note}"), *messages[1:]]
+    return [Message.system(note), *messages]
 
 
 def _tojson(x: Any, ensure_ascii: bool = False, indent: int | None = None, sort_keys: bool = False) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..core.messages import Message, Text
 from ..core.model import IGNORED
+from .local_chat import with_system_note
 
 __all__ = [
     "ASKED_AGAIN",
@@ -111,9 +112,7 @@ the line at the end of the question 4 of 7, and the answer's JSON Schema in the 
 
 def steered(messages: Sequence[Message]) -> list[Message]:
     """``messages`` with :data:`STEER` at the end of the system prompt (a system prompt of its own if none)."""
-    if messages and messages[0].role == "system":
-        return [Message.system(f"{messages[0].text}\n\n{STEER}"), *messages[1:]]
-    return [Message.system(STEER), *messages]
+    return with_system_note(messages, STEER)
 
 
 NUDGE = "Call the tool that gives it now; if no tool can, say that you could not get it."

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.messages import Message, Part, ToolResult, ToolSpec
-from .local_chat import ChatTemplate
+from .local_chat import ChatTemplate, with_system_note
 
 if TYPE_CHECKING:
     import threading
@@ -101,16 +101,9 @@ def _without_old_exchanges(
             f"[{dropped} earlier tool call(s) and their results are left out here to fit the local model's "
             f"{room}-token window; call a tool again if you need one of them]"
         )
-        trial = _with_note(out, note)
+        trial = with_system_note(out, note)
         if count(trial) <= room:
             return trial
-
-
-def _with_note(messages: list[Message], note: str) -> list[Message]:
-    """``messages`` with ``note`` at the end of the system prompt (a system prompt of its own if none)."""
-    if messages and messages[0].role == "system":
-        return [Message.system(f"{messages[0].text}\n\n{note}"), *messages[1:]]
-    return [Message.system(note), *messages]
 
 
 def _with_result(message: Message, index: int, text: str) -> Message:
