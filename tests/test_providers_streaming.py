@@ -107,6 +107,28 @@ async def test_interleaved_openai_calls_over_http_equal_the_non_streaming_parse(
     assert isinstance(events[-1], ResponseDone) and events[-1].response == expected
 
 
+async def dies_after_headers(request: web.Request) -> web.StreamResponse:
+    """A server killed between its headers and its first byte of body (seen when a served model's process died)."""
+    out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await out.prepare(request)
+    assert request.transport is not None
+    request.transport.abort()
+    return out
+
+
+async def test_a_connection_lost_before_the_first_byte_is_retried_not_raised_raw() -> None:
+    async with server(dies_after_headers, sse(recorded("anthropic_tool_use"))) as (url, count):
+        model = AnthropicModel("claude", base_url=url, max_retries=1)
+        events = [e async for e in model.stream(Request(model="", messages=()))]
+        assert count[0] == 2 and isinstance(events[-1], ResponseDone)  # nothing was shown: asked again
+    async with server(dies_after_headers) as (url, _):
+        model = AnthropicModel("claude", base_url=url, max_retries=0)
+        with pytest.raises(ProviderError, match="closed the connection before its answer") as caught:
+            [e async for e in model.stream(Request(model="", messages=()))]
+        assert caught.value.retryable and caught.value.status == 0  # a fallback chain moves on from it
+        await model.aclose()
+
+
 CUT = recorded("anthropic_tool_use").index(b'event: content_block_stop\ndata: {"type":"content_block_stop","index":1')
 
 

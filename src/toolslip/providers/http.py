@@ -162,12 +162,22 @@ class HttpTransport:
                 response.release()
                 error = self._error(status, response.reason, raw, response.headers.get("x-amzn-ErrorType"))
                 wait = retry_delay(attempt, response.headers, status)
-            except (aiohttp.ClientConnectionError, TimeoutError, asyncio.CancelledError) as exc:
+            except (
+                aiohttp.ClientConnectionError,
+                aiohttp.ClientPayloadError,
+                TimeoutError,
+                asyncio.CancelledError,
+            ) as exc:
+                # ClientPayloadError: the connection died between the headers and the first byte of body (a
+                # killed server); nothing was shown yet, so it is retried like a refused connection.
                 if isinstance(exc, asyncio.CancelledError) and not (deadlines and deadlines.timed_out(task)):
                     raise  # cancelled by someone else: Ctrl-C, the caller's own timeout
-                error = ProviderError(
-                    f"could not reach {self.service}: POST {url} failed: {_describe(exc)}", status=0, retryable=True
+                failed = (
+                    f"{self.service} closed the connection before its answer: POST {url}"
+                    if isinstance(exc, aiohttp.ClientPayloadError)
+                    else f"could not reach {self.service}: POST {url} failed"
                 )
+                error = ProviderError(f"{failed}: {_describe(exc)}", status=0, retryable=True)
                 wait = retry_delay(attempt, {}, 0)
             finally:
                 if deadlines is not None:
