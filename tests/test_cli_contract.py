@@ -166,6 +166,14 @@ def test_run_prints_plurals_right(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert capsys.readouterr().out.splitlines()[-1].startswith("[stop: completed after 2 model calls, 1 tool call; ")
 
 
+def test_options_may_come_between_the_tools_file_and_the_question(capsys: pytest.CaptureFixture[str]) -> None:
+    # as a newcomer writes it: plain argparse took the question for a second tools file, "unrecognized"
+    argv = ["run", str(ROOT / WEATHER), "--model", "scripted:weather", "--no-journal", "Weather in Beijing?"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "28" in out and out.splitlines()[-1].startswith("[stop: completed after 2 model calls, 1 tool call; ")
+
+
 BIG_TOOLS = '''
 from toolslip import tool
 from toolslip.providers import register_provider

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolslip.messages import Message, ToolCall, ToolResult
-from toolslip.providers.local_figures import FigureGate, marked, nudged, ungrounded, unused
+from toolslip.providers.local_figures import FigureGate, marked, nudged, refuses, ungrounded, unused
 
 TRIP = "I spent 320 USD and 15000 JPY on a business trip. How much is that in CNY in total? And split among 4 people?"
 
@@ -76,3 +76,49 @@ def test_a_figure_someone_gave_streams_on_once_it_is_whole() -> None:
 def test_a_figure_between_chinese_characters_is_read() -> None:
     # Python's \w matches CJK characters: a \w-bounded pattern saw no number in 是22度 (a run of issue 37's questions)
     assert ungrounded("哈尔滨现在是22度。", [Message.user("哈尔滨现在几度？")]) == ["22"]
+
+
+def _after(result: str, question: str = "把 200 美元换成人民币是多少？") -> list[Message]:
+    fx = ToolCall(id="c1", name="fx", arguments={"amount": 200, "currency": "USD"})
+    return [
+        Message.user(question),
+        Message.assistant(calls=[fx]),
+        Message.tool([ToolResult(call_id="c1", content=result)]),
+    ]
+
+
+def test_a_refusal_right_after_a_result_that_answered_is_asked_again_in_the_questions_language() -> None:
+    # the 0.5B model's answer after the right fx result (issue 37, a question the team did not tune on)
+    answered = _after("200 USD = 1436.0 CNY")
+    assert refuses("抱歉，我无法提供这个工具的响应。", answered)
+    again = nudged(answered, "抱歉，我无法提供这个工具的响应。")
+    assert again is not None and again[-1].text.strip() == "请只根据上面的工具结果，用中文回答我的问题。"
+    english = _after("200 USD = 1436.0 CNY", "How much is 200 USD in CNY?")
+    again = nudged(english, "Sorry, I can't help with that.")
+    assert again is not None and again[-1].text.strip() == "Answer my question only from the tool results above."
+
+
+def test_a_refusal_of_a_result_that_failed_or_of_no_result_stands() -> None:
+    assert not refuses("抱歉，天气工具没有东京的数据。", _after('{"error": "no weather data for 东京"}'))
+    assert not refuses("Sorry, I cannot answer that.", [Message.user("What is the population of Shanghai?")])
+    assert not refuses("1436.0 CNY", _after("200 USD = 1436.0 CNY"))  # an answer, not a refusal
+    assert nudged(_after('{"error": "no data"}', "东京今天天气如何？"), "抱歉，没有东京的数据。") is None
+
+
+def test_the_gate_holds_an_answer_after_results_while_it_may_be_a_refusal() -> None:
+    answered = _after("200 USD = 1436.0 CNY")
+    gate = FigureGate(on=True, messages=answered)
+    assert [gate.let(p) for p in ("抱", "歉，我无法", "提供。")] == ["", "", ""] and gate.closed  # asked again first
+    gate = FigureGate(on=True, messages=answered)
+    assert [gate.let(p) for p in ("I", " can", " see: 1436.0 CNY", ".")] == ["", "", "I can see: 1436.0 CNY", "."]
+    before = FigureGate(on=True, messages=[Message.user("Hi")])  # no result yet: nothing to refuse, nothing held
+    assert before.let("Sorry") == "Sorry"
+
+
+def test_a_figure_in_chinese_numerals_is_read_before_a_unit_and_ordinary_words_are_not() -> None:
+    asked = [Message.user("哈尔滨现在几度？")]
+    assert ungrounded("哈尔滨现在是二十二度。", asked) == ["二十二"]
+    assert ungrounded("一共一百零五元，三万人。", asked) == ["一百零五", "三万"]
+    assert ungrounded("十分感谢，一共有一些数据。", asked) == []  # 十分 ("very"), 一共 ("in all"): words
+    given = [Message.user("北京几度？"), Message.tool([ToolResult(call_id="c", content='{"temp": 28}')])]
+    assert ungrounded("北京现在二十八度。", given) == []  # the tool's 28, written in words

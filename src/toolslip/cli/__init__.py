@@ -65,9 +65,27 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line naming the command, like every other error of the CLI
     (argparse prints the whole usage block first, several lines for the larger commands)."""
 
+    _intermixing = False
+
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """A command's options may come between its words: ``toolslip run examples/expenses.py --code "..."``
+        (plain argparse gives the files to ``TOOLS.py ...`` and then calls the question unrecognized).
+
+        argparse's intermixed parsing, for every command without subcommands of its own; it calls this
+        method again itself, hence the flag."""
+        if self._intermixing or any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,6 +27,7 @@ __all__ = [
     "FigureGate",
     "NUDGE",
     "STEER",
+    "refuses",
     "UNGROUNDED",
     "marked",
     "nudged",
@@ -40,6 +41,28 @@ __all__ = [
 _NUMBER = re.compile(r"(?<![0-9A-Za-z_.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])")
 
 
+_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_UNITS = {"十": 10, "百": 100, "千": 1000}
+# A figure in Chinese numerals counts only before a unit of measure: the same characters make ordinary
+# words ("十分感谢", "一共", "万一"), and the 0.5B model wrote "哈尔滨现在是二十二度" as readily as "22度".
+_CHINESE_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万]+(?=[度元块个人岁米斤%％])")
+
+
+def _chinese_value(written: str) -> float:
+    """The value of a figure in Chinese numerals (二十二 22, 一百零五 105, 三万 30000)."""
+    total = section = digit = 0
+    for char in written:
+        if char in _DIGITS:
+            digit = _DIGITS[char]
+        elif char in _UNITS:
+            section += (digit or 1) * _UNITS[char]
+            digit = 0
+        elif char == "万":
+            total += (section + digit) * 10_000
+            section = digit = 0
+    return float(total + section + digit)
+
+
 def _numbers(text: str) -> Iterable[tuple[str, float, int]]:
     """Each number in ``text``: as written, its value, and its count of decimal places."""
     for match in _NUMBER.finditer(text):
@@ -47,6 +70,8 @@ def _numbers(text: str) -> Iterable[tuple[str, float, int]]:
         plain = written.replace(",", "").replace("−", "-")
         decimals = len(plain.partition(".")[2])
         yield written, float(plain), decimals
+    for match in _CHINESE_NUMBER.finditer(text):
+        yield match.group(0), _chinese_value(match.group(0)), 0
 
 
 def _sources(messages: Sequence[Message]) -> list[float]:
@@ -126,17 +151,58 @@ UNGROUNDED = "ungrounded"
 """``ModelResponse.extra`` key: the figures of the answer that neither the conversation nor a tool gave."""
 
 
+_OPENERS = (
+    "抱歉", "很抱歉", "对不起", "我无法", "我不能", "sorry", "i'm sorry", "i am sorry", "i cannot", "i can't",
+    "i'm unable", "i am unable", "unfortunately",
+)  # fmt: skip
+"""How the 0.5B model's refusals begin: "抱歉，我无法提供这个工具的响应。" right after a result that answered."""
+_NOT_ANSWERED = re.compile(r"error|refused|failed|no data|not supported|unknown|invalid", re.IGNORECASE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_FROM_RESULTS = {
+    "en": "Answer my question only from the tool results above.",
+    "zh": "请只根据上面的工具结果，用中文回答我的问题。",
+}
+"""Said after a refusal that followed a result which answered. An unconditional "answer from the results"
+line fixed the Chinese refusals but made the model refuse Beijing's weather in English and invent
+"零度" for a city with no data (issue 37), so it is said only to a refusal, and lets the model say what
+the results lack."""
+
+
+def refuses(answer: str, messages: Sequence[Message]) -> bool:
+    """Whether ``answer`` is a refusal with no figure, right after a tool result that answered something.
+
+    A refusal that follows only failed results ("no weather data for Paris") is the right answer and is
+    left alone."""
+    if not answer.lstrip().lower().startswith(_OPENERS) or any(_numbers(answer)):
+        return False
+    last = messages[-1] if messages else None
+    if last is None or last.role != "tool":
+        return False
+    return any(not r.is_error and not _NOT_ANSWERED.search(r.text) for r in last.tool_results)
+
+
+def may_refuse(opening: str) -> bool:
+    """Whether an answer that begins ``opening`` may still turn out a refusal (:func:`refuses`)."""
+    head = opening.lstrip().lower()
+    return any(o.startswith(head) or head.startswith(o) for o in _OPENERS)
+
+
 def nudged(messages: Sequence[Message], answer: str) -> list[Message] | None:
-    """``messages`` with a line saying what is wrong with ``answer``'s figures, or ``None`` if nothing is.
+    """``messages`` with a line saying what is wrong with ``answer``, or ``None`` if nothing is: figures the
+    model wrote itself, figures of the question no call took, or a refusal of results that answered.
 
     Added after the conversation when the model is asked once more (in the prompt only).
     """
     guessed, skipped = ungrounded(answer, messages), unused(messages)
-    if not guessed and not skipped:
+    refused = refuses(answer, messages)
+    if not guessed and not skipped and not refused:
         return None
     lines = [_GUESSED.format(figures=", ".join(guessed))] if guessed else []
     lines += [_UNUSED.format(figures=", ".join(skipped))] if skipped else []
-    line = "\n\n" + " ".join([*lines, NUDGE])
+    if refused:
+        question = next((m.text for m in reversed(messages) if m.role == "user" and m.text.strip()), "")
+        lines.insert(0, _FROM_RESULTS["zh" if _CJK.search(question) else "en"])
+    line = "\n\n" + " ".join([*lines, NUDGE] if guessed or skipped else lines)
     out = list(messages)
     if out and out[-1].role in ("user", "tool"):
         out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
@@ -159,11 +225,24 @@ class FigureGate:
     messages: Sequence[Message] = ()
     closed: bool = False
     held: str = ""
+    opening: str | None = None
+    """The answer's first words while they may still be a refusal of a result that answered (held whole:
+    the provider may ask again, and a streamed refusal could not be taken back); ``None`` once past them."""
+
+    def __post_init__(self) -> None:
+        if self.on and self.messages and self.messages[-1].role == "tool":
+            self.opening = ""
 
     def let(self, piece: str) -> str:
         """The part of ``piece`` (after what was held) to pass on now."""
         if self.closed or not self.on:
             return "" if self.closed else piece
+        if self.opening is not None:
+            self.opening += piece
+            if may_refuse(self.opening):
+                self.closed = self.opening.lstrip().lower().startswith(_OPENERS)
+                return ""
+            piece, self.opening = self.opening, None
         text, self.held, shown, at = self.held + piece, "", [], 0
         while (start := next((i for i in range(at, len(text)) if text[i].isdigit()), None)) is not None:
             end = start
