@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolslip.messages import Message, ToolCall, ToolResult
-from toolslip.providers.local_figures import FigureGate, marked, nudged, refuses, ungrounded, unused
+from toolslip.providers.local_figures import NUDGE, FigureGate, echoes, marked, nudged, refuses, ungrounded, unused
 
 TRIP = "I spent 320 USD and 15000 JPY on a business trip. How much is that in CNY in total? And split among 4 people?"
 
@@ -122,3 +122,22 @@ def test_a_figure_in_chinese_numerals_is_read_before_a_unit_and_ordinary_words_a
     assert ungrounded("十分感谢，一共有一些数据。", asked) == []  # 十分 ("very"), 一共 ("in all"): words
     given = [Message.user("北京几度？"), Message.tool([ToolResult(call_id="c", content='{"temp": 28}')])]
     assert ungrounded("北京现在二十八度。", given) == []  # the tool's 28, written in words
+
+
+def test_an_answer_that_only_repeats_the_question_is_held_and_asked_again() -> None:
+    # the 0.5B model, asked a question the team did not tune on, after the tool gave 82 °F (issue 37)
+    question = "北京现在华氏多少度？"
+    weather = ToolCall(id="c1", name="get_weather", arguments={"city": "北京", "unit": "fahrenheit"})
+    result = Message.tool([ToolResult(call_id="c1", content='{"city": "北京", "temp": 82, "unit": "fahrenheit"}')])
+    answered = [Message.user(question), Message.assistant(calls=[weather]), result]
+    assert echoes("北京现在华氏多少度？", answered) and echoes("北京现在华氏多少度", answered)
+    assert not echoes("北京现在华氏82度。", answered)
+    again = nudged(answered, question)
+    assert again is not None
+    assert again[-1].text.strip() == "你只重复了我的问题，没有回答。 请只根据上面的工具结果，用中文回答我的问题。"
+    gate = FigureGate(on=True, messages=answered)
+    assert [gate.let(p) for p in ("北京", "现在华氏", "多少度？")] == ["", "", ""]  # nothing shown yet
+    gate = FigureGate(on=True, messages=answered)
+    assert [gate.let(p) for p in ("北京", "现在是华氏", "82度。")] == ["", "北京现在是华氏", "82度。"]
+    no_call = nudged([Message.user("哈尔滨冷不冷？")], "哈尔滨冷不冷？")  # no tool called: call one, or say so
+    assert no_call is not None and no_call[-1].text.strip().endswith(NUDGE)

@@ -27,6 +27,7 @@ __all__ = [
     "FigureGate",
     "NUDGE",
     "STEER",
+    "echoes",
     "refuses",
     "UNGROUNDED",
     "marked",
@@ -162,10 +163,27 @@ _FROM_RESULTS = {
     "en": "Answer my question only from the tool results above.",
     "zh": "请只根据上面的工具结果，用中文回答我的问题。",
 }
-"""Said after a refusal that followed a result which answered. An unconditional "answer from the results"
-line fixed the Chinese refusals but made the model refuse Beijing's weather in English and invent
-"零度" for a city with no data (issue 37), so it is said only to a refusal, and lets the model say what
-the results lack."""
+"""Said after a refusal (or a repeated question) that followed a result which answered. Said after every
+result, the same line fixed the Chinese refusals but made the model refuse Beijing's weather in English
+and write "零度" for a city with no data (issue 37); so it is said only when the answer failed."""
+_ECHOED = {"en": "You repeated my question instead of answering it.", "zh": "你只重复了我的问题，没有回答。"}
+
+
+def _question(messages: Sequence[Message]) -> str:
+    return next((m.text for m in reversed(messages) if m.role == "user" and m.text.strip()), "")
+
+
+def _plain(text: str) -> str:
+    """``text``'s letters and digits, lower-cased: what is left to compare of a question and an answer."""
+    return "".join(c for c in text.lower() if c.isalnum())
+
+
+def _answered(messages: Sequence[Message]) -> bool:
+    """Whether the conversation ends with tool results, one of which answered (not an error, no data...)."""
+    last = messages[-1] if messages else None
+    if last is None or last.role != "tool":
+        return False
+    return any(not r.is_error and not _NOT_ANSWERED.search(r.text) for r in last.tool_results)
 
 
 def refuses(answer: str, messages: Sequence[Message]) -> bool:
@@ -173,36 +191,37 @@ def refuses(answer: str, messages: Sequence[Message]) -> bool:
 
     A refusal that follows only failed results ("no weather data for Paris") is the right answer and is
     left alone."""
-    if not answer.lstrip().lower().startswith(_OPENERS) or any(_numbers(answer)):
-        return False
-    last = messages[-1] if messages else None
-    if last is None or last.role != "tool":
-        return False
-    return any(not r.is_error and not _NOT_ANSWERED.search(r.text) for r in last.tool_results)
+    opens = answer.lstrip().lower().startswith(_OPENERS)
+    return opens and not any(_numbers(answer)) and _answered(messages)
 
 
-def may_refuse(opening: str) -> bool:
-    """Whether an answer that begins ``opening`` may still turn out a refusal (:func:`refuses`)."""
-    head = opening.lstrip().lower()
-    return any(o.startswith(head) or head.startswith(o) for o in _OPENERS)
+def echoes(answer: str, messages: Sequence[Message]) -> bool:
+    """Whether ``answer`` only repeats the user's question: the 0.5B model answered "北京现在华氏多少度？"
+    with those very words after the tool gave 82 °F, and "哈尔滨冷不冷？" without calling it."""
+    question = _plain(_question(messages))
+    return bool(question) and _plain(answer) == question
 
 
 def nudged(messages: Sequence[Message], answer: str) -> list[Message] | None:
     """``messages`` with a line saying what is wrong with ``answer``, or ``None`` if nothing is: figures the
-    model wrote itself, figures of the question no call took, or a refusal of results that answered.
+    model wrote itself, figures of the question no call took, the question repeated, or a refusal of results
+    that answered.
 
     Added after the conversation when the model is asked once more (in the prompt only).
     """
     guessed, skipped = ungrounded(answer, messages), unused(messages)
-    refused = refuses(answer, messages)
-    if not guessed and not skipped and not refused:
+    refused, echoed = refuses(answer, messages), echoes(answer, messages)
+    if not (guessed or skipped or refused or echoed):
         return None
-    lines = [_GUESSED.format(figures=", ".join(guessed))] if guessed else []
+    language = "zh" if _CJK.search(_question(messages)) else "en"
+    lines = [_ECHOED[language]] if echoed else []
+    lines += [_GUESSED.format(figures=", ".join(guessed))] if guessed else []
     lines += [_UNUSED.format(figures=", ".join(skipped))] if skipped else []
-    if refused:
-        question = next((m.text for m in reversed(messages) if m.role == "user" and m.text.strip()), "")
-        lines.insert(0, _FROM_RESULTS["zh" if _CJK.search(question) else "en"])
-    line = "\n\n" + " ".join([*lines, NUDGE] if guessed or skipped else lines)
+    if refused or (echoed and _answered(messages)):
+        lines.append(_FROM_RESULTS[language])
+    else:
+        lines.append(NUDGE)
+    line = "\n\n" + " ".join(lines)
     out = list(messages)
     if out and out[-1].role in ("user", "tool"):
         out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
@@ -226,11 +245,12 @@ class FigureGate:
     closed: bool = False
     held: str = ""
     opening: str | None = None
-    """The answer's first words while they may still be a refusal of a result that answered (held whole:
-    the provider may ask again, and a streamed refusal could not be taken back); ``None`` once past them."""
+    """The answer's first words while they may still be a refusal of a result that answered or the question
+    repeated (held whole: the provider may ask again, and streamed text could not be taken back); ``None``
+    once past them."""
 
     def __post_init__(self) -> None:
-        if self.on and self.messages and self.messages[-1].role == "tool":
+        if self.on:
             self.opening = ""
 
     def let(self, piece: str) -> str:
@@ -239,8 +259,15 @@ class FigureGate:
             return "" if self.closed else piece
         if self.opening is not None:
             self.opening += piece
-            if may_refuse(self.opening):
-                self.closed = self.opening.lstrip().lower().startswith(_OPENERS)
+            head = self.opening.lstrip().lower()
+            if (
+                self.messages
+                and self.messages[-1].role == "tool"
+                and any(o.startswith(head) or head.startswith(o) for o in _OPENERS)
+            ):
+                self.closed = head.startswith(_OPENERS)  # a refusal: held to the end
+                return ""
+            if _plain(_question(self.messages)).startswith(_plain(head)):  # the question again, so far
                 return ""
             piece, self.opening = self.opening, None
         text, self.held, shown, at = self.held + piece, "", [], 0
