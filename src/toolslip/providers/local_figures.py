@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.messages import Message, Text
@@ -27,11 +27,11 @@ __all__ = [
     "FigureGate",
     "NUDGE",
     "STEER",
-    "echoes",
-    "refuses",
     "UNGROUNDED",
+    "echoes",
     "marked",
     "nudged",
+    "refuses",
     "response_extra",
     "steered",
     "ungrounded",
@@ -249,9 +249,12 @@ class FigureGate:
     repeated (held whole: the provider may ask again, and streamed text could not be taken back); ``None``
     once past them."""
 
+    asked: str = field(init=False, default="")
+    """The user's question as :func:`_plain` has it, for telling whether the answer so far repeats it."""
+
     def __post_init__(self) -> None:
         if self.on:
-            self.opening = ""
+            self.opening, self.asked = "", _plain(_question(self.messages))
 
     def let(self, piece: str) -> str:
         """The part of ``piece`` (after what was held) to pass on now."""
@@ -260,14 +263,10 @@ class FigureGate:
         if self.opening is not None:
             self.opening += piece
             head = self.opening.lstrip().lower()
-            if (
-                self.messages
-                and self.messages[-1].role == "tool"
-                and any(o.startswith(head) or head.startswith(o) for o in _OPENERS)
-            ):
+            if _answered(self.messages) and any(o.startswith(head) or head.startswith(o) for o in _OPENERS):
                 self.closed = head.startswith(_OPENERS)  # a refusal: held to the end
                 return ""
-            if _plain(_question(self.messages)).startswith(_plain(head)):  # the question again, so far
+            if self.asked.startswith(_plain(head)):  # the question again, so far
                 return ""
             piece, self.opening = self.opening, None
         text, self.held, shown, at = self.held + piece, "", [], 0
