@@ -152,6 +152,7 @@ async def ask(model: Any, q: dict[str, Any], mode: str, settings: Settings, tool
         "tokens": tokens,
         "seconds": round(seconds, 1),
         "answer": answer[:300],
+        "asked_again": [e["asked_again"][:300] for e in fired if "asked_again" in e],  # the answers it replaced
     }
 
 

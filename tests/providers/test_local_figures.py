@@ -103,6 +103,9 @@ def test_a_refusal_of_a_result_that_failed_or_of_no_result_stands() -> None:
     assert not refuses("Sorry, I cannot answer that.", [Message.user("What is the population of Shanghai?")])
     assert not refuses("1436.0 CNY", _after("200 USD = 1436.0 CNY"))  # an answer, not a refusal
     assert nudged(_after('{"error": "no data"}', "东京今天天气如何？"), "抱歉，没有东京的数据。") is None
+    # the trip's 15000 and 4 went into no call: asked to answer anyway, the model gave the part it had
+    assert not refuses("抱歉，我无法提供这个工具的响应。", _after_fx())
+    assert FigureGate(on=True, messages=_after_fx()).let("抱歉") == "抱歉"  # so it is not held either
 
 
 def test_the_gate_holds_an_answer_after_results_while_it_may_be_a_refusal() -> None:

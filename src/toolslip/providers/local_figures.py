@@ -187,12 +187,19 @@ def _answered(messages: Sequence[Message]) -> bool:
 
 
 def refuses(answer: str, messages: Sequence[Message]) -> bool:
-    """Whether ``answer`` is a refusal with no figure, right after a tool result that answered something.
+    """Whether ``answer`` is a refusal with no figure, of tool results that answered the whole question.
 
     A refusal that follows only failed results ("no weather data for Paris") is the right answer and is
-    left alone."""
+    left alone; so is one while some figure of the question went into no call (:func:`unused`): asked
+    again, the model answered with the part it had ("320 USD = 2297.6 CNY" to the seed's trip, "3 USD =
+    21.54 CNY" to three 4.5-dollar coffees) or called tools to the step limit, where it had said it could
+    not (newcomer questions, 6 Dec 2026)."""
     opens = answer.lstrip().lower().startswith(_OPENERS)
-    return opens and not any(_numbers(answer)) and _answered(messages)
+    return opens and not any(_numbers(answer)) and _refusable(messages)
+
+
+def _refusable(messages: Sequence[Message]) -> bool:
+    return _answered(messages) and not unused(messages)
 
 
 def echoes(answer: str, messages: Sequence[Message]) -> bool:
@@ -251,10 +258,13 @@ class FigureGate:
 
     asked: str = field(init=False, default="")
     """The user's question as :func:`_plain` has it, for telling whether the answer so far repeats it."""
+    refusable: bool = field(init=False, default=False)
+    """Whether a refusal here would be asked again (:func:`refuses`)."""
 
     def __post_init__(self) -> None:
         if self.on:
             self.opening, self.asked = "", _plain(_question(self.messages))
+            self.refusable = _refusable(self.messages)
 
     def let(self, piece: str) -> str:
         """The part of ``piece`` (after what was held) to pass on now."""
@@ -263,7 +273,7 @@ class FigureGate:
         if self.opening is not None:
             self.opening += piece
             head = self.opening.lstrip().lower()
-            if _answered(self.messages) and any(o.startswith(head) or head.startswith(o) for o in _OPENERS):
+            if self.refusable and any(o.startswith(head) or head.startswith(o) for o in _OPENERS):
                 self.closed = head.startswith(_OPENERS)  # a refusal: held to the end
                 return ""
             if self.asked.startswith(_plain(head)):  # the question again, so far
