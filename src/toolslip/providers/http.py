@@ -131,7 +131,7 @@ class HttpTransport:
 
         The caller releases the response. A plain coroutine, not a context manager: this is the hot path.
         """
-        import aiohttp
+        from aiohttp import ClientConnectionError, ClientPayloadError
 
         session = self._session
         if session is None or self._loop is not asyncio.get_running_loop() or session.closed:
@@ -162,22 +162,13 @@ class HttpTransport:
                 response.release()
                 error = self._error(status, response.reason, raw, response.headers.get("x-amzn-ErrorType"))
                 wait = retry_delay(attempt, response.headers, status)
-            except (
-                aiohttp.ClientConnectionError,
-                aiohttp.ClientPayloadError,
-                TimeoutError,
-                asyncio.CancelledError,
-            ) as exc:
-                # ClientPayloadError: the connection died between the headers and the first byte of body (a
-                # killed server); nothing was shown yet, so it is retried like a refused connection.
+            except (ClientConnectionError, ClientPayloadError, TimeoutError, asyncio.CancelledError) as exc:
                 if isinstance(exc, asyncio.CancelledError) and not (deadlines and deadlines.timed_out(task)):
                     raise  # cancelled by someone else: Ctrl-C, the caller's own timeout
-                failed = (
-                    f"{self.service} closed the connection before its answer: POST {url}"
-                    if isinstance(exc, aiohttp.ClientPayloadError)
-                    else f"could not reach {self.service}: POST {url} failed"
+                how = "was cut off before its answer" if isinstance(exc, ClientPayloadError) else "failed"
+                error = ProviderError(
+                    f"could not reach {self.service}: POST {url} {how}: {_describe(exc)}", status=0, retryable=True
                 )
-                error = ProviderError(f"{failed}: {_describe(exc)}", status=0, retryable=True)
                 wait = retry_delay(attempt, {}, 0)
             finally:
                 if deadlines is not None:
