@@ -221,9 +221,7 @@ def test_runs_outlive_a_killed_server_and_an_overloaded_one(
     switches = [e for e in events if isinstance(e, ModelSwitched)]
     reasons = " ".join(f for e in switches for f in e.failed)
     assert "chat: 503" in reasons and "messages: 529" in reasons  # both overloads were met
-    assert re.search(r"chat: (?:cannot|could not|connection)", reasons, re.IGNORECASE), (
-        reasons
-    )  # and the dead one
+    assert re.search(r"chat: (?:cannot|could not|connection)", reasons, re.IGNORECASE), reasons  # and the dead one
     assert all(e.dropped == () for e in switches)  # plain text and calls: nothing either wire cannot carry
 
 
