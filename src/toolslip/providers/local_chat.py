@@ -40,6 +40,7 @@ __all__ = [
     "calls_rule",
     "fresh_calls",
     "parse_output",
+    "last_question",
     "tool_grammar",
     "with_system_note",
 ]
@@ -361,11 +362,16 @@ def _call_key(call: ToolCall) -> tuple[str, str]:
     return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
 
 
+def last_question(messages: Sequence[Message]) -> str:
+    """The text of the user's last message that has any: the question the model is answering."""
+    return next((m.text for m in reversed(messages) if m.role == "user" and m.text.strip()), "")
+
+
 def answer_messages(messages: Sequence[Message]) -> list[Message]:
     """``messages`` with :data:`QUOTED_ANSWER_PROMPT` after the last tool results, for a request that must answer."""
     out = list(messages)
     if out and out[-1].role == "tool":
-        asked = next((m.text for m in reversed(out) if m.role == "user" and m.text.strip()), "")
+        asked = last_question(out)
         question = asked.strip() if len(asked) <= _QUOTED else asked.strip()[:_QUOTED] + "..."
         line = QUOTED_ANSWER_PROMPT.format(question=question) if question else ANSWER_PROMPT
         out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..core.messages import Message, Text
 from ..core.model import IGNORED
-from .local_chat import with_system_note
+from .local_chat import last_question, with_system_note
 
 __all__ = [
     "ASKED_AGAIN",
@@ -169,10 +169,6 @@ and write "零度" for a city with no data (issue 37); so it is said only when t
 _ECHOED = {"en": "You repeated my question instead of answering it.", "zh": "你只重复了我的问题，没有回答。"}
 
 
-def _question(messages: Sequence[Message]) -> str:
-    return next((m.text for m in reversed(messages) if m.role == "user" and m.text.strip()), "")
-
-
 def _plain(text: str) -> str:
     """``text``'s letters and digits, lower-cased: what is left to compare of a question and an answer."""
     return "".join(c for c in text.lower() if c.isalnum())
@@ -205,7 +201,7 @@ def _refusable(messages: Sequence[Message]) -> bool:
 def echoes(answer: str, messages: Sequence[Message]) -> bool:
     """Whether ``answer`` only repeats the user's question: the 0.5B model answered "北京现在华氏多少度？"
     with those very words after the tool gave 82 °F, and "哈尔滨冷不冷？" without calling it."""
-    question = _plain(_question(messages))
+    question = _plain(last_question(messages))
     return bool(question) and _plain(answer) == question
 
 
@@ -220,7 +216,7 @@ def nudged(messages: Sequence[Message], answer: str) -> list[Message] | None:
     refused, echoed = refuses(answer, messages), echoes(answer, messages)
     if not (guessed or skipped or refused or echoed):
         return None
-    language = "zh" if _CJK.search(_question(messages)) else "en"
+    language = "zh" if _CJK.search(last_question(messages)) else "en"
     lines = [_ECHOED[language]] if echoed else []
     lines += [_GUESSED.format(figures=", ".join(guessed))] if guessed else []
     lines += [_UNUSED.format(figures=", ".join(skipped))] if skipped else []
@@ -263,7 +259,7 @@ class FigureGate:
 
     def __post_init__(self) -> None:
         if self.on:
-            self.opening, self.asked = "", _plain(_question(self.messages))
+            self.opening, self.asked = "", _plain(last_question(self.messages))
             self.refusable = _refusable(self.messages)
 
     def let(self, piece: str) -> str:
