@@ -262,6 +262,9 @@ def responses(draw: st.DrawFn) -> ModelResponse:
         usage=Usage(input_tokens=draw(st.integers(0, 10**6)), output_tokens=draw(st.integers(0, 10**5))),
         model="m",
         id="resp_h",
+        # The writer stamps a response without one with the clock; a fixed stamp keeps the streamed and
+        # the non-streamed writing of one response equal when a second ticks between them.
+        extra={"openai-responses": {"fields": {"created_at": draw(st.integers(0, 2**31))}}},
     )
 
 
