@@ -80,3 +80,16 @@ def test_past_the_last_cut_the_oldest_exchanges_leave_the_prompt_and_the_system_
 def test_the_newest_exchange_stays_even_when_that_is_not_enough() -> None:
     messages = _long_run(1)
     assert fit_window(messages, _chars, room=10) == messages
+
+
+def test_old_exchanges_leave_in_blocks_so_the_prompt_start_stays_the_same_for_many_steps() -> None:
+    # A cut moving by one exchange each step changes the prompt's start each step, and llama.cpp reads the
+    # whole window again; left out sixteen at a time, consecutive steps share their start.
+    starts = []
+    for steps in range(150, 182):
+        fitted = fit_window(_long_run(steps), _chars, room=4000)
+        assert _chars(fitted) <= 4000
+        first = next(c.id for m in fitted for c in m.tool_calls)
+        starts.append((fitted[0].text, first))
+    assert len(set(starts)) <= 3  # 32 steps, at most three different prompt starts
+    assert len(set(starts)) >= 2  # and the cut does move as the run grows
