@@ -42,6 +42,16 @@ def test_the_questions_figures_that_no_call_took_are_unused_once_a_tool_was_call
     assert unused(_after_fx()) == ["15000", "4"]  # the second amount and the split never went into a call
 
 
+def test_a_typed_answer_made_of_the_questions_own_figures_is_asked_again_before_any_call() -> None:
+    # the 0.5B model's typed answer to the seed's trip with Expense, after 0 calls (issue 36)
+    copied = '{"total_cny": 15000.0, "per_person_cny": 320.0}'
+    assert unused([Message.user(TRIP)], typed=True) == ["320", "15000", "4"]
+    again = nudged([Message.user(TRIP)], copied, typed=True)
+    assert again is not None and "320, 15000, 4 went into no tool call yet" in again[-1].text
+    # a prose answer may quote the question's figures before any call ("320 is less than 15000")
+    assert nudged([Message.user(TRIP)], "320 USD and 15000 JPY.") is None
+
+
 def test_the_nudge_names_what_is_wrong_and_leaves_the_conversation_alone() -> None:
     messages = _after_fx()
     again = nudged(messages, "Total 2297.6 CNY")

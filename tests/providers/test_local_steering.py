@@ -48,6 +48,21 @@ async def test_with_tools_and_a_schema_the_seeds_trip_question_uses_fx_and_calc(
     assert result.data is not None
 
 
+async def test_a_typed_answer_copying_the_questions_figures_is_asked_again_and_the_retry_calls_a_tool(
+    local: LocalModel,
+) -> None:
+    expenses = _example("expenses")
+    agent = Agent(model=local, tools=Toolbox([expenses.fx, expenses.calc]), output_type=expenses.Expense)
+    # the seed's trip as examples/expenses.py writes it: the first answer was {"total_cny": 15000.0,
+    # "per_person_cny": 320.0} after 0 calls, and the run ended there
+    result = await agent.arun(
+        "I spent 320 USD and 15000 JPY on a trip. How much is that in CNY in total, and how much per person if "
+        "4 people split it?"
+    )
+    calls = [(c.name, c.arguments) for m in result.messages for c in m.tool_calls]
+    assert ("fx", {"amount": 320, "currency": "USD"}) in calls, calls
+
+
 async def test_a_callers_system_prompt_does_not_make_the_model_repeat_the_question(local: LocalModel) -> None:
     weather = _example("weather")
     # the OpenAI Agents SDK's example instruction; the answer used to be "What's the weather in Beijing?"

@@ -31,7 +31,7 @@ from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import answer_messages, fresh_calls, parse_output, tool_grammar
 from .local_code import PROGRAM_START, code_functions, code_grammar, code_messages, parsed
 from .local_decode import Generated, compiled, generate, whole
-from .local_figures import FigureGate, marked, nudged, response_extra, steered, ungrounded
+from .local_figures import FigureGate, marked, nudged, response_extra, steered, uncalled, ungrounded
 from .local_load import LoadedModel, load_llama
 from .local_probe import check_library
 from .local_settings import capped, offer, triage
@@ -123,10 +123,16 @@ class LocalModel:
                 yield TextChunk(text=chunk)
         text, calls = parsed(opened + out.text, request, tools, calling=calling, code=code is not None)
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
-        again = nudged(messages, text) if checking and not calls and not shown.sent else None
+        typed = request.output is not None
+        again = nudged(messages, text, typed) if checking and not calls and not shown.sent else None
         doubted = text if again is not None else None
         if again is not None:  # asked once more, the figures named, the tools offered
-            out = await whole(self._decide(loaded, again, offered, picked.options, request, tools, max_calls))
+            # A typed answer before any call, while the question has figures to convert, add or split: asked
+            # once more with text allowed, the 0.5B model wrote the same answer again (issue 36).
+            must_call = typed and uncalled(messages)
+            out = await whole(
+                self._decide(loaded, again, offered, picked.options, request, tools, max_calls, not must_call)
+            )
             text, calls = parse_output(out.text, tools)
             usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
         unsupported = ungrounded(text, request.messages) if checking and not calls else []

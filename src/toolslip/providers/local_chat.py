@@ -41,6 +41,7 @@ __all__ = [
     "fresh_calls",
     "parse_output",
     "last_question",
+    "question_index",
     "tool_grammar",
     "with_system_note",
 ]
@@ -364,7 +365,13 @@ def _call_key(call: ToolCall) -> tuple[str, str]:
 
 def last_question(messages: Sequence[Message]) -> str:
     """The text of the user's last message that has any: the question the model is answering."""
-    return next((m.text for m in reversed(messages) if m.role == "user" and m.text.strip()), "")
+    index = question_index(messages)
+    return messages[index].text if index >= 0 else ""
+
+
+def question_index(messages: Sequence[Message]) -> int:
+    """Where :func:`last_question` is in ``messages`` (-1 if nowhere)."""
+    return max((i for i, m in enumerate(messages) if m.role == "user" and m.text.strip()), default=-1)
 
 
 def answer_messages(messages: Sequence[Message]) -> list[Message]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..core.messages import Message, Text
 from ..core.model import IGNORED
-from .local_chat import last_question, with_system_note
+from .local_chat import last_question, question_index, with_system_note
 
 __all__ = [
     "ASKED_AGAIN",
@@ -34,6 +34,7 @@ __all__ = [
     "refuses",
     "response_extra",
     "steered",
+    "uncalled",
     "ungrounded",
     "unused",
 ]
@@ -102,18 +103,22 @@ def ungrounded(answer: str, messages: Sequence[Message]) -> list[str]:
     return out
 
 
-def unused(messages: Sequence[Message]) -> list[str]:
-    """The figures of the user's last question that no tool call since has taken, once a tool was called.
+def unused(messages: Sequence[Message], typed: bool = False) -> list[str]:
+    """The figures of the user's last question that no tool call since has taken, once a tool was called (or
+    from the start, for a ``typed`` answer).
 
     The 0.5B model converted the first of two amounts and answered with the second one unconverted
     (issue 26): every figure it answered with was given, yet a step was missing. A figure of the question
-    that went into no call is the sign, whatever the tools are.
+    that went into no call is the sign, whatever the tools are. Before any call, a prose answer may rightly
+    quote the question's figures ("320 is less than 15000"); a typed answer is the result itself, and the
+    0.5B model, asked the seed's trip with ``Expense``, filled it with the question's own amounts
+    (``{"total_cny": 15000.0, "per_person_cny": 320.0}``) after 0 calls (issue 36).
     """
-    last = max((i for i, m in enumerate(messages) if m.role == "user" and m.text.strip()), default=-1)
+    last = question_index(messages)
     if last < 0:
         return []
     args = [json.dumps(c.arguments, ensure_ascii=False) for m in messages[last:] for c in m.tool_calls if c.arguments]
-    if not args:
+    if not args and not typed:
         return []
     taken = {value for text in args for _, value, _ in _numbers(text)}
     out: list[str] = []
@@ -121,6 +126,12 @@ def unused(messages: Sequence[Message]) -> list[str]:
         if value not in taken and written not in out:
             out.append(written)
     return out
+
+
+def uncalled(messages: Sequence[Message]) -> bool:
+    """Whether no tool was called since the user's last question, and it has figures for one to take."""
+    last = question_index(messages)
+    return last >= 0 and not any(m.tool_calls for m in messages[last:]) and any(_numbers(messages[last].text))
 
 
 STEER = (
@@ -205,14 +216,14 @@ def echoes(answer: str, messages: Sequence[Message]) -> bool:
     return bool(question) and _plain(answer) == question
 
 
-def nudged(messages: Sequence[Message], answer: str) -> list[Message] | None:
+def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> list[Message] | None:
     """``messages`` with a line saying what is wrong with ``answer``, or ``None`` if nothing is: figures the
     model wrote itself, figures of the question no call took, the question repeated, or a refusal of results
     that answered.
 
     Added after the conversation when the model is asked once more (in the prompt only).
     """
-    guessed, skipped = ungrounded(answer, messages), unused(messages)
+    guessed, skipped = ungrounded(answer, messages), unused(messages, typed)
     refused, echoed = refuses(answer, messages), echoes(answer, messages)
     if not (guessed or skipped or refused or echoed):
         return None
