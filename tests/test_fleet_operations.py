@@ -22,6 +22,7 @@ import pytest
 from conftest import fresh_postgres
 from toolslip.cli import main
 from toolslip.durable.journal_store import SqliteStore
+from toolslip.fleet import unreachable_journal
 from toolslip.testing.postgres import PostgresServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,13 +127,26 @@ def test_fleet_submit_names_what_is_wrong_before_starting_anything(
     argv = ["fleet", "submit", str(prompts), str(tmp_path / "tools.py"), "--model", "scripted"]
     assert main([*argv, "--journal", str(tmp_path / "runs.sqlite"), "--address", "ray://head:10001"]) == 2
     assert capsys.readouterr().err == (
-        "toolslip fleet: the cluster's machines share a PostgreSQL journal: pass --journal postgresql://... "
-        "(a SQLite file serves only a Ray started on this machine, with no --address)\n"
+        f"toolslip fleet: the journal {tmp_path / 'runs.sqlite'} is a SQLite file on this machine, and the Ray "
+        "Client at ray://head:10001 runs the driver on the cluster's head: pass --journal postgresql://... that "
+        "every node reaches (a SQLite file serves a Ray whose nodes are all on this machine)\n"
     )
     for journal in ("postgresql://u@[::1/db", str(tmp_path / "runs.sqlite")):  # a Ray on this machine takes SQLite
         assert main([*argv, "--journal", journal]) == 1
         said = capsys.readouterr().err
         assert said.endswith('p.jsonl:2 is neither a JSON string nor an object with a "prompt" string\n'), said
+
+
+def test_a_sqlite_journal_serves_a_cluster_only_while_ray_says_every_node_is_on_this_machine() -> None:
+    # the shape of ray.nodes(): several raylets on this machine, then one joined from another machine
+    here = [{"NodeManagerAddress": "10.0.0.5", "Alive": True}, {"NodeManagerAddress": "10.0.0.5", "Alive": True}]
+    gone = {"NodeManagerAddress": "10.0.0.9", "Alive": False}  # a dead node of another machine runs nothing
+    assert unreachable_journal("/tmp/runs.sqlite", "auto", [*here, gone], "10.0.0.5") == ""
+    assert unreachable_journal("/tmp/runs.sqlite", None, (), "") == ""  # before joining a local Ray: nothing known
+    away = unreachable_journal("/tmp/runs.sqlite", "auto", [*here, {**gone, "Alive": True}], "10.0.0.5")
+    assert "the cluster has nodes on other machines (10.0.0.9)" in away and "pass --journal postgresql://" in away
+    assert "Ray Client" in unreachable_journal("/tmp/runs.sqlite", "ray://head:10001")
+    assert unreachable_journal("postgresql://u@db/runs", "ray://head:10001", [{**gone, "Alive": True}], "x") == ""
 
 
 @pytest.mark.slow

@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="LOCATION",
         help="journal every trial as a run (SQLite file or postgresql:// URL), grouped as one report that "
         "`toolslip console --journal LOCATION` shows under /evals; with --ray it is the fleet's journal "
-        "(postgresql://... for a remote cluster; default with --ray local: a temporary SQLite file)",
+        "(postgresql://... for a cluster with nodes on other machines; default with --ray: a temporary SQLite "
+        "file, for a cluster on this machine)",
     )
     p.add_argument(
         "--code",
@@ -91,9 +92,8 @@ def _handle(args: argparse.Namespace) -> int:
         if args.ray:
             from ..evals.on_fleet import fleet_executor
 
-            located = _journal(args.ray, args.journal)
             executor = stack.enter_context(
-                fleet_executor(suite, args.ray, located, concurrency=args.concurrency, report=report)
+                fleet_executor(suite, args.ray, args.journal, concurrency=args.concurrency, report=report)
             )
         elif args.journal:
             from ..durable.stores import open_store
@@ -129,17 +129,6 @@ def _handle(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"toolslip eval: {problem}", file=sys.stderr)
     return EXIT_ERROR if problems else EXIT_OK
-
-
-def _journal(address: str, given: str | None) -> str | None:
-    """The fleet's journal: the one given; on a Ray started here, ``None`` (a temporary SQLite file the workers
-    on this machine share); a remote cluster's nodes cannot share a file of this machine."""
-    if not given and address != "local":
-        raise UsageError(
-            "the trials' runs share a journal across the cluster's nodes: pass --journal postgresql://... "
-            "(a SQLite file serves only a Ray on this machine)"
-        )
-    return given
 
 
 def _models(specs: Sequence[str]) -> list[TrialModel]:

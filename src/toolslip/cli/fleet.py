@@ -26,7 +26,7 @@ from ..core.errors import ConfigError
 from ..durable.approval import Approval
 from ..durable.dedup import Dedup
 from ..durable.journal import Journal
-from ..durable.stores import default_location, is_postgres_url
+from ..durable.stores import default_location
 from . import EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
 from .durable import _APPROVERS, JOURNAL_HELP
@@ -72,15 +72,9 @@ def _journal_and_address(parser: argparse.ArgumentParser) -> None:
 
 
 def _journal_url(args: argparse.Namespace) -> str:
-    """The fleet's journal: a PostgreSQL URL, which every machine reaches; with no ``--address`` (a Ray started
-    on this machine) also a SQLite file, by default the usual journal, so the fleet works with no server."""
-    location = str(args.journal or default_location())
-    if is_postgres_url(location) or args.address in (None, "local"):
-        return location
-    raise UsageError(
-        "the cluster's machines share a PostgreSQL journal: pass --journal postgresql://... "
-        "(a SQLite file serves only a Ray started on this machine, with no --address)"
-    )
+    """The fleet's journal: the one given, by default the usual one, so a Ray on this machine works with no
+    database server; one that some node could not open is refused (:func:`~toolslip.fleet.unreachable_journal`)."""
+    return str(args.journal or default_location())
 
 
 @dataclass(frozen=True)
@@ -140,9 +134,11 @@ def read_prompts(path: str, batch: str) -> list[tuple[str, str]]:
 
 
 def handle_submit(args: argparse.Namespace) -> int:
-    from ..fleet import Fleet, Policy
+    from ..fleet import Fleet, Policy, unreachable_journal
 
     url = _journal_url(args)
+    if why := unreachable_journal(url, args.address):  # before reading anything: the command cannot work
+        raise UsageError(why)
     runs = read_prompts(args.prompts, args.batch or Path(args.prompts).stem)
     tools = tuple(os.path.abspath(f) for f in args.tools)
     load_tools_files(tools)  # a broken tools file is one sentence here, not a failure on every worker

@@ -29,8 +29,18 @@ does under the run's lease (``toolslip eval --ray`` plays an eval's trials this 
 
 from __future__ import annotations
 
-from .cluster import Fleet, Outcome, ray_connection
+from .cluster import Fleet, Outcome, ray_connection, unreachable_journal
 from .status import batch_status, latest_entries
 from .task import Policy, Retry, Work
 
-__all__ = ["Fleet", "Outcome", "Policy", "Retry", "Work", "batch_status", "latest_entries", "ray_connection"]
+__all__ = [
+    "Fleet",
+    "Outcome",
+    "Policy",
+    "Retry",
+    "Work",
+    "batch_status",
+    "latest_entries",
+    "ray_connection",
+    "unreachable_journal",
+]

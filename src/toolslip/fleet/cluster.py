@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent.loop import Agent
-from ..core.errors import ConfigError
+from ..core.errors import ConfigError, InvalidValue
 from ..durable.decisions import Approver
 from ..durable.journal import Journal
+from ..durable.stores import is_postgres_url
 from .status import latest_entries
 from .task import AgentRuns, Job, Policy, Retry, Work, execute_run, open_journal, outcome_of
 
-__all__ = ["Fleet", "Outcome", "ray_connection"]
+__all__ = ["Fleet", "Outcome", "ray_connection", "unreachable_journal"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +52,31 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k != "extra"}
         return data | self.extra
+
+
+def unreachable_journal(url: str, address: str | None, nodes: Sequence[Mapping[str, Any]] = (), here: str = "") -> str:
+    """Why some of the cluster's workers could not open the journal at ``url``, or ``""`` if they all can.
+
+    A SQLite journal is a file on this machine: it serves a cluster whose every node is on this machine
+    (a local Ray, or several raylets started here), and no other. Ray says where its nodes are: ``nodes``
+    (``ray.nodes()``) and ``here`` (this driver's node address), once joined. Before joining, only a Ray
+    Client address (``ray://``) already tells: the driver then runs on the cluster's head, not here.
+    ``toolslip fleet submit``, ``toolslip eval --ray`` and a :class:`Fleet` built in code keep this one rule.
+    """
+    if is_postgres_url(url):
+        return ""
+    if address and address.startswith("ray://"):
+        where = f"the Ray Client at {address} runs the driver on the cluster's head"
+    else:
+        alive = {str(n.get("NodeManagerAddress")) for n in nodes if n.get("Alive")}
+        away = sorted(alive - {here})
+        if not away:
+            return ""
+        where = f"the cluster has nodes on other machines ({', '.join(away)})"
+    return (
+        f"the journal {url} is a SQLite file on this machine, and {where}: pass --journal postgresql://... "
+        "that every node reaches (a SQLite file serves a Ray whose nodes are all on this machine)"
+    )
 
 
 def ray_connection(address: str | None, *, num_cpus: int | None = None) -> Callable[[], None]:
@@ -99,12 +125,20 @@ class Fleet:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, not {concurrency}")
         policy = policy or Policy()
+        if why := unreachable_journal(url, address):
+            raise InvalidValue(why)
         self.store = open_journal(url)  # opens (and checks) the journal before anything is submitted
         work = make_agent if isinstance(make_agent, Work) else AgentRuns(make_agent)
         self.job = Job(url=url, work=work, rerun_interrupted=rerun_interrupted, policy=policy)
         self.concurrency = concurrency
         self._disconnect = ray_connection(address)
         import ray
+
+        # asked of Ray once joined (Ray leaves these two untyped)
+        nodes, here = ray.nodes(), ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+        if why := unreachable_journal(url, address, nodes, here):
+            self.close()
+            raise InvalidValue(why)
 
         self._options: dict[str, Any] = {
             "num_cpus": num_cpus,
