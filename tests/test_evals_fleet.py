@@ -19,6 +19,7 @@ from typing import Any
 import psutil
 import pytest
 
+from toolslip.console.index import RunIndex
 from toolslip.durable.journal_store import SqliteStore
 from toolslip.evals import (
     FlakyModel,
@@ -112,9 +113,16 @@ def test_eval_ray_reports_what_the_plain_eval_reports(cluster: Cluster, tmp_path
     store = SqliteStore(journal)  # every trial a run of the fleet, its start saying which eval, task and trial
     runs = store.runs(100)
     assert len(runs) == 15 and all(r.status == "completed" for r in runs), runs
-    starts = [next(e for e in store.entries(r.run_id) if e.kind == "start").data["meta"] for r in runs]
-    assert sorted((m["task"], m["trial"]) for m in starts) == sorted((r.task, r.trial) for r in fleet)
-    assert len({m["eval"] for m in starts}) == 1 and all(r.run_id.startswith(starts[0]["eval"]) for r in runs)
+    starts = [next(e for e in store.entries(r.run_id) if e.kind == "start").data["meta"]["eval"] for r in runs]
+    assert sorted((m["task"], m["trial"], m["position"]) for m in starts) == sorted(
+        (r.task, r.trial, r.position) for r in fleet
+    )
+    assert len({m["report"] for m in starts}) == 1 and all(r.run_id.startswith(starts[0]["report"]) for r in runs)
+    # the console lists them under that report, as it does a journaled eval run in one process
+    index = RunIndex(store)
+    index.refresh()
+    reports = index.reports()
+    assert list(reports) == [starts[0]["report"]] and len(reports[starts[0]["report"]]) == 15
 
 
 def test_a_node_killed_mid_eval_still_gives_the_whole_report(cluster: Cluster, tmp_path: Path) -> None:

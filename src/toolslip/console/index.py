@@ -98,7 +98,7 @@ class RunRow:
             self.started, self.model = entry.at, str(data.get("model", ""))
             meta = data.get("meta") or {}
             tag = meta.get("eval")
-            if isinstance(tag, str) and tag:  # a trial played as a fleet run names its eval beside the trial's fields
+            if isinstance(tag, str) and tag:  # a fleet's trial run in a journal of toolslip before 7 Dec 2026
                 tag = {**meta, "report": tag, "model": self.model}
             self.eval = tag if isinstance(tag, dict) and tag.get("report") else None
             users = [m for m in data.get("messages", ()) if m.get("role") == "user"]

@@ -32,7 +32,7 @@ from ..core.messages import Message, message_to_dict
 from ..durable.journal import Entry, Journal
 from ..fleet import Fleet, Policy
 from ..fleet.task import Attempt
-from .journaled import new_report_id
+from .journaled import new_report_id, trial_tag
 from .runner import Executor, TrialSpec, run_spec
 from .suite import Suite, load_suite
 from .trial import TrialRecord
@@ -57,8 +57,17 @@ class Trials:
                 journal.append(run_id, "resume", {"responses": 0, "from_start": True})
             else:
                 prompt = [Message.user(task.prompt)] if isinstance(task.prompt, str) else task.prompt
-                meta = {"eval": self.eval_id, "suite": suite.name, "task": spec.task, "trial": spec.trial}
-                meta |= {"attempt": spec.attempt, "seed": spec.seed}
+                # the tag a journaled eval's trial runs carry, so the console lists these under the report too
+                played = TrialRecord(
+                    suite=suite.name,
+                    model=spec.model.name,
+                    task=spec.task,
+                    trial=spec.trial,
+                    attempt=spec.attempt,
+                    seed=spec.seed,
+                    position=suite.position(spec.task),
+                )
+                meta = {"eval": trial_tag(self.eval_id, played)}
                 data = {"messages": [message_to_dict(m) for m in prompt], "model": spec.model.name, "meta": meta}
                 journal.append(run_id, "start", data)
             try:

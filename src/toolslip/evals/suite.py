@@ -143,6 +143,10 @@ class Suite:
                 return task
         raise ConfigError(f"suite {self.name!r} has no task {task_id!r}")
 
+    def position(self, task_id: str) -> int:
+        """The task's place in the suite, which orders a report's rows (-1 for no task of the suite)."""
+        return next((i for i, t in enumerate(self.tasks) if t.id == task_id), -1)
+
 
 # --- trajectory assertions ----------------------------------------------------------------------
 

@@ -127,9 +127,15 @@ async def run_trial(
     (:mod:`~toolslip.evals.journaled`), its verdict written into the run before it finishes.
     """
     record = TrialRecord(
-        suite=suite.name, model=model.name, task=task.id, trial=trial, attempt=attempt, seed=seed, mode=mode
+        suite=suite.name,
+        model=model.name,
+        task=task.id,
+        trial=trial,
+        attempt=attempt,
+        seed=seed,
+        mode=mode,
+        position=suite.position(task.id),
     )
-    record.position = next((i for i, t in enumerate(suite.tasks) if t.id == task.id), -1)
     started = time.perf_counter()
     try:
         await _play(suite, task, model, record, journal)
