@@ -106,6 +106,40 @@ def test_a_200_step_run_finishes_in_an_8k_window(processor: HistoryProcessor) ->
     assert len(results) == STEPS and all(len(r.text) > 3000 for r in results)
 
 
+def _first_kept_steps(processor: HistoryProcessor, steps: int) -> list[str]:
+    """The id of the first call each request of a ``steps``-step run still holds."""
+    seen: list[str] = []
+    model = WindowedModel(steps=steps)
+    complete = model.complete
+
+    async def record(request: Request) -> ModelResponse:
+        seen.append(
+            next(c.id for m in request.messages for c in m.tool_calls) if request.messages[-1].role == "tool" else ""
+        )
+        return await complete(request)
+
+    model.complete = record  # type: ignore[method-assign]
+    result, _ = run([processor], model)
+    assert result.stop_reason == "completed" and model.largest <= WINDOW
+    return seen
+
+
+def test_trimmed_steps_stay_out_so_one_request_begins_as_the_one_before_it() -> None:
+    # a provider's prompt cache serves a request's start only if it is the last request's start
+    firsts = _first_kept_steps(trim_to_tokens(6000, low=3000), steps=60)
+    moves = sum(a != b for a, b in zip(firsts[1:], firsts[2:], strict=False))
+    assert firsts[-1] != "c1"  # steps were left out
+    assert 1 <= moves <= 15, firsts  # the cut moves about once per four steps past the budget
+    # with no room below the budget the cut moves at every step past it, as it did before issue 38's fix
+    every = _first_kept_steps(trim_to_tokens(6000, low=6000), steps=60)
+    assert sum(a != b for a, b in zip(every[1:], every[2:], strict=False)) >= 40
+
+
+def test_trim_to_tokens_refuses_a_low_mark_outside_its_budget() -> None:
+    with pytest.raises(ConfigError, match="low between 1 and max_tokens"):
+        trim_to_tokens(1000, low=2000)
+
+
 def test_summarising_compaction_asks_the_summariser_a_few_times_not_every_step() -> None:
     asked: list[Request] = []
 

@@ -187,6 +187,8 @@ class _Counts:
     """The run's input tokens before that request, to read the provider's count of it from the usage."""
     ratio: float = 1.0
     """The provider's count over the estimate, from the last request (o200k is not every wire's tokenizer)."""
+    kept_from: Message | None = None
+    """The model turn the last request's kept steps began with (``None``: none were left out)."""
 
     def of(self, message: Message) -> int:
         known = self.memo.get(id(message))
@@ -199,9 +201,14 @@ class _Counts:
         return tokens
 
 
-def trim_to_tokens(max_tokens: int, *, key: str = "trim_to_tokens") -> HistoryProcessor:
-    """Drop the oldest steps until the messages fit in ``max_tokens``; cut the longest results if the last
-    step alone does not fit.
+def trim_to_tokens(max_tokens: int, *, low: int | None = None, key: str = "trim_to_tokens") -> HistoryProcessor:
+    """Drop the oldest steps once the messages exceed ``max_tokens``, until they fit in ``low`` (default three
+    quarters of it); cut the longest results if the last step alone does not fit.
+
+    The steps left out stay out until the budget is reached again, so one request begins as the one before
+    it did: a provider's prompt cache (and the embedded model's) keeps serving that start. A cut that moved
+    at every step made every request a cache miss; on the embedded model a 200-step run took 45.7 s a
+    step, the whole kept context read again each time (issue 38).
 
     The count is o200k tokens of each message's text and calls (:mod:`toolslip.quality.tokens`), scaled by
     how the provider counted the previous request (its ``input_tokens``), so a wire whose tokenizer counts
@@ -209,33 +216,39 @@ def trim_to_tokens(max_tokens: int, *, key: str = "trim_to_tokens") -> HistoryPr
     the answer."""
     if max_tokens < 1:
         raise ConfigError(f"trim_to_tokens needs a positive budget, got {max_tokens}")
+    low = max_tokens * 3 // 4 if low is None else low
+    if not 0 < low <= max_tokens:
+        raise ConfigError(f"trim_to_tokens needs low between 1 and max_tokens ({max_tokens}), got {low}")
 
     def trim(ctx: RunContext, messages: Sequence[Message]) -> Sequence[Message]:
         counts: _Counts = ctx.state.setdefault(key, _Counts())
         answered = ctx.usage.input_tokens - counts.input_before
         if counts.sent and answered > 0:
             counts.ratio = max(1.0, answered / counts.sent)
-        budget = int(max_tokens / counts.ratio)
-        out = _fit(list(messages), budget, counts)
+        out = _fit(list(messages), int(max_tokens / counts.ratio), int(low / counts.ratio), counts)
         counts.sent, counts.input_before = sum(counts.of(m) for m in out), ctx.usage.input_tokens
         return out
 
     return trim
 
 
-def _fit(messages: list[Message], budget: int, counts: _Counts) -> list[Message]:
+def _fit(messages: list[Message], budget: int, low: int, counts: _Counts) -> list[Message]:
+    """``messages`` without the steps the last request left out, and more (down to ``low``) if over ``budget``."""
     sizes = [counts.of(m) for m in messages]
-    if sum(sizes) <= budget:
-        return messages
     head = _head(messages)
     starts = _step_starts(messages, head)
-    total, drop = sum(sizes), 0
-    while total > budget and drop < len(starts) - 1:  # the last step always stays
-        end = starts[drop + 1]
-        total -= sum(sizes[starts[drop] : end])
-        drop += 1
+    kept_from = counts.kept_from
+    drop = next((k for k, i in enumerate(starts[:-1]) if messages[i] == kept_from), 0) if kept_from else 0
+    total = sum(sizes) - (sum(sizes[starts[0] : starts[drop]]) if drop else 0)
+    if total > budget:
+        while total > low and drop < len(starts) - 1:  # the last step always stays
+            total -= sum(sizes[starts[drop] : starts[drop + 1]])
+            drop += 1
+    counts.kept_from = messages[starts[drop]] if drop else None
+    if not drop:
+        return messages if total <= budget else _shrink(messages, budget, counts)
     out = _cut(messages, head, starts[drop], f"[toolslip: {drop} earlier steps were left out to fit the context]")
-    return out if drop == 0 and total <= budget else _shrink(out, budget, counts)
+    return _shrink(out, budget, counts)
 
 
 def _shrink(messages: list[Message], budget: int, counts: _Counts) -> list[Message]:
