@@ -58,16 +58,7 @@ class Trials:
             else:
                 prompt = [Message.user(task.prompt)] if isinstance(task.prompt, str) else task.prompt
                 # the tag a journaled eval's trial runs carry, so the console lists these under the report too
-                played = TrialRecord(
-                    suite=suite.name,
-                    model=spec.model.name,
-                    task=spec.task,
-                    trial=spec.trial,
-                    attempt=spec.attempt,
-                    seed=spec.seed,
-                    position=suite.position(spec.task),
-                )
-                meta = {"eval": trial_tag(self.eval_id, played)}
+                meta = {"eval": trial_tag(self.eval_id, _record(suite, spec))}
                 data = {"messages": [message_to_dict(m) for m in prompt], "model": spec.model.name, "meta": meta}
                 journal.append(run_id, "start", data)
             try:
@@ -135,16 +126,22 @@ def fleet_executor(
             outcome = await fleet.outcome(run_id, spec)
             if "trial" in outcome.extra:
                 return TrialRecord.from_dict(outcome.extra["trial"])
-            return TrialRecord(  # the fleet gave up on it: a crash to report, not a failed answer
-                suite=suite.name,
-                model=spec.model.name,
-                task=spec.task,
-                trial=spec.trial,
-                attempt=spec.attempt,
-                seed=spec.seed,
-                position=next(i for i, t in enumerate(suite.tasks) if t.id == spec.task),
-                reason="crash",
-                detail=f"the fleet's run {run_id} ended {outcome.outcome}: {outcome.error}",
-            )
+            # the fleet gave up on it: a crash to report, not a failed answer
+            return _record(suite, spec, detail=f"the fleet's run {run_id} ended {outcome.outcome}: {outcome.error}")
 
         yield execute
+
+
+def _record(suite: Suite, spec: TrialSpec, detail: str = "") -> TrialRecord:
+    """The record of ``spec``'s trial before it is played (a crash until it says otherwise)."""
+    return TrialRecord(
+        suite=suite.name,
+        model=spec.model.name,
+        task=spec.task,
+        trial=spec.trial,
+        attempt=spec.attempt,
+        seed=spec.seed,
+        mode=spec.mode,
+        position=suite.position(spec.task),
+        detail=detail,
+    )
