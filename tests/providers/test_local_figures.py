@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from toolslip.messages import Message, ToolCall, ToolResult
-from toolslip.providers.local_figures import NUDGE, FigureGate, echoes, marked, nudged, refuses, ungrounded, unused
+from toolslip.providers.local_figures import (
+    NUDGE,
+    FigureGate,
+    echoes,
+    marked,
+    nudged,
+    refuses,
+    takes_a_figure,
+    ungrounded,
+    unused,
+)
 
 TRIP = "I spent 320 USD and 15000 JPY on a business trip. How much is that in CNY in total? And split among 4 people?"
 
@@ -50,6 +60,13 @@ def test_a_typed_answer_made_of_the_questions_own_figures_is_asked_again_before_
     assert again is not None and "320, 15000, 4 went into no tool call yet" in again[-1].text
     # a prose answer may quote the question's figures before any call ("320 is less than 15000")
     assert nudged([Message.user(TRIP)], "320 USD and 15000 JPY.") is None
+
+
+def test_a_call_takes_a_figure_of_the_question_or_it_was_made_for_its_own_sake() -> None:
+    form = [Message.user("Fill in the form from this note: I bought 3 books at 12 USD each.")]
+    assert not takes_a_figure([ToolCall(id="c", name="fx", arguments={"amount": 320, "currency": "USD"})], form)
+    assert takes_a_figure([ToolCall(id="c", name="fx", arguments={"amount": 12, "currency": "USD"})], form)
+    assert takes_a_figure([ToolCall(id="c", name="calc", arguments={"expr": "(2297.6+705)/4"})], [Message.user(TRIP)])
 
 
 def test_the_nudge_names_what_is_wrong_and_leaves_the_conversation_alone() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from toolslip import Agent, Toolbox
 from toolslip.messages import Message, Request, Settings, ToolCall, ToolResult
@@ -61,6 +62,24 @@ async def test_a_typed_answer_copying_the_questions_figures_is_asked_again_and_t
     )
     calls = [(c.name, c.arguments) for m in result.messages for c in m.tool_calls]
     assert ("fx", {"amount": 320, "currency": "USD"}) in calls, calls
+
+
+async def test_a_typed_answer_the_question_alone_gives_is_not_turned_into_a_call_for_its_own_sake(
+    local: LocalModel,
+) -> None:
+    expenses = _example("expenses")
+
+    class Purchase(BaseModel):
+        item: str
+        quantity: int
+        unit_price_usd: float
+
+    agent = Agent(model=local, tools=Toolbox([expenses.fx, expenses.calc]), output_type=Purchase)
+    result = await agent.arun("Fill in the form from this note: I bought 3 books at 12 USD each.")
+    # made to call a tool, the model called fx(320, "USD"), its docstring's example; the answer was right
+    assert _calls(result) == []
+    assert result.data is not None
+    assert (result.data.item.lower(), result.data.quantity, result.data.unit_price_usd) == ("books", 3, 12.0)
 
 
 async def test_a_callers_system_prompt_does_not_make_the_model_repeat_the_question(local: LocalModel) -> None:

@@ -25,13 +25,13 @@ from typing import Any, ClassVar
 
 from ..core._display import did_you_mean
 from ..core.errors import ConfigError, InvalidValue, ProviderError
-from ..core.messages import Message, ModelResponse, Request, StopReason, ToolSpec, Usage
+from ..core.messages import Message, ModelResponse, Request, StopReason, ToolCall, ToolSpec, Usage
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
 from .local_chat import answer_messages, fresh_calls, parse_output, tool_grammar
 from .local_code import PROGRAM_START, code_functions, code_grammar, code_messages, parsed
 from .local_decode import Generated, compiled, generate, whole
-from .local_figures import FigureGate, marked, nudged, response_extra, steered, uncalled, ungrounded
+from .local_figures import FigureGate, marked, nudged, response_extra, steered, takes_a_figure, uncalled, ungrounded
 from .local_load import LoadedModel, load_llama
 from .local_probe import check_library
 from .local_settings import capped, offer, triage
@@ -127,13 +127,9 @@ class LocalModel:
         again = nudged(messages, text, typed) if checking and not calls and not shown.sent else None
         doubted = text if again is not None else None
         if again is not None:  # asked once more, the figures named, the tools offered
-            # A typed answer before any call, while the question has figures to convert, add or split: asked
-            # once more with text allowed, the 0.5B model wrote the same answer again (issue 36).
-            must_call = typed and uncalled(messages)
-            out = await whole(
-                self._decide(loaded, again, offered, picked.options, request, tools, max_calls, not must_call)
+            out, text, calls = await self._once_more(
+                loaded, messages, again, offered, picked.options, request, tools, max_calls, first=text
             )
-            text, calls = parse_output(out.text, tools)
             usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
         unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and self.repeat_guard and allow_text:
@@ -171,6 +167,32 @@ class LocalModel:
             if not isinstance(event, ResponseDone):
                 yield event
         yield ResponseDone(response=response)
+
+    async def _once_more(
+        self,
+        loaded: LoadedModel,
+        messages: Sequence[Message],
+        again: Sequence[Message],
+        offered: Sequence[ToolSpec],
+        options: dict[str, Any],
+        request: Request,
+        tools: tuple[ToolSpec, ...],
+        max_calls: int | None,
+        *,
+        first: str,
+    ) -> tuple[Generated, str, list[ToolCall]]:
+        """The turn decoded again from ``again`` (``messages`` with what was wrong with the ``first`` answer).
+
+        A typed answer before any call, while the question has figures to convert, add or split, must become
+        a call: asked once more with text allowed, the 0.5B model wrote the same answer again (issue 36). A
+        call made only because it had to, taking none of the question's figures, is dropped: ``first`` stands.
+        """
+        must_call = request.output is not None and uncalled(messages)
+        out = await whole(self._decide(loaded, again, offered, options, request, tools, max_calls, not must_call))
+        text, calls = parse_output(out.text, tools)
+        if must_call and not takes_a_figure(calls, messages):
+            return out, first, []
+        return out, text, calls
 
     def _program(
         self, loaded: LoadedModel, messages: Sequence[Message], options: dict[str, Any], code: Mapping[str, Any]

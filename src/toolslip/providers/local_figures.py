@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.messages import Message, Text
+from ..core.messages import Message, Text, ToolCall
 from ..core.model import IGNORED
 from .local_chat import last_question, question_index, with_system_note
 
@@ -34,6 +34,7 @@ __all__ = [
     "refuses",
     "response_extra",
     "steered",
+    "takes_a_figure",
     "uncalled",
     "ungrounded",
     "unused",
@@ -126,6 +127,17 @@ def unused(messages: Sequence[Message], typed: bool = False) -> list[str]:
         if value not in taken and written not in out:
             out.append(written)
     return out
+
+
+def takes_a_figure(calls: Sequence[ToolCall], messages: Sequence[Message]) -> bool:
+    """Whether one of ``calls`` takes a figure of the user's last question.
+
+    Made to call a tool after a typed answer of "Fill in the form: I bought 3 books at 12 USD each.", the
+    0.5B model called ``fx(320, "USD")``, the example of ``fx``'s docstring: a call that takes none of the
+    question's figures serves it no better than the answer it replaced."""
+    asked = {value for _, value, _ in _numbers(last_question(messages))}
+    taken = (json.dumps(c.arguments, ensure_ascii=False) for c in calls if c.arguments)
+    return any(value in asked for text in taken for _, value, _ in _numbers(text))
 
 
 def uncalled(messages: Sequence[Message]) -> bool:
