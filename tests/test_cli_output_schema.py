@@ -165,3 +165,33 @@ def test_a_typed_run_shows_one_text_for_its_answer(tmp_path: Path, name: str, mo
     assert transcript.returncode == 0, transcript.stderr
     assert json.dumps(json.loads(transcript.stdout)["data"]) == value
     assert "total_cny" not in transcript.stderr
+
+
+_GUESSING_MODEL = """
+from toolslip.messages import Message, ModelResponse
+from toolslip.testing import ScriptedModel
+
+# the embedded model's figure check leaves its finding in the response (a typed answer cannot carry a line)
+answer = ModelResponse(
+    message=Message.assistant('{"total_cny": 32000000.0, "per_person_cny": 8000000.0}'),
+    stop_reason="end_turn",
+    model="local",
+    extra={"ungrounded": ("32000000.0", "8000000.0")},
+)
+guess = ScriptedModel([answer])
+"""
+
+
+def test_a_typed_answer_with_figures_no_tool_gave_says_so_beside_the_value(tmp_path: Path) -> None:
+    # issue 37: the 0.5B model's typed answer to the seed's trip, 0 calls, printed as if it were data
+    (tmp_path / "guess.py").write_text(_GUESSING_MODEL)
+    done = toolslip(
+        "run", "examples/expenses.py", QUESTION, "--model", f"{tmp_path / 'guess.py'}:guess",
+        "--output-schema", "examples/expenses.py:Expense", "--no-journal", home=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"total_cny": 32000000.0, "per_person_cny": 8000000.0}  # stdout: the value
+    assert (
+        "[not from a tool: 32000000.0, 8000000.0 — the model wrote these figures itself; no tool result gave them]"
+        in done.stderr
+    )

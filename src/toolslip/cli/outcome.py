@@ -14,9 +14,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core._display import dollars, plural
-from ..core.events import Event, ToolFinished
+from ..core.events import Event, ModelResponded, ToolFinished
 from ..core.messages import ToolCall, Usage
 from ..durable.replay import NOT_RERUN_NOTE
+from ..providers.local_figures import UNGROUNDED
 from .render import format_call
 
 if TYPE_CHECKING:
@@ -40,8 +41,13 @@ class Outcome:
         self.denied = 0
         self.rerun: list[ToolCall] = []
         self.not_rerun: list[ToolCall] = []
+        self.ungrounded: tuple[str, ...] = ()
+        """The figures of the last answer that no tool gave, as the embedded model's check found them: a
+        text answer says so in its text, a typed one (a JSON value) cannot."""
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ModelResponded):
+            self.ungrounded = tuple(event.response.extra.get(UNGROUNDED, ()))
         if isinstance(event, ToolFinished):
             if event.note in _REFUSED:
                 self.refused += 1

@@ -26,6 +26,7 @@ from ..core.result import RunResult
 from ..durable.approval import Decision
 from ..durable.journal import Entry, Journal
 from ..durable.journal_entries import not_resumable, recording_from_entries
+from ..providers.local_figures import not_from_a_tool
 from . import EXIT_MAX_STEPS, EXIT_OK, EXIT_STOPPED, UsageError
 from .argtypes import at_least
 from .conversation import add_limit_options, limits_from_args
@@ -104,7 +105,7 @@ def handle(args: argparse.Namespace) -> int:
         journal.release(args.run_id)  # when the run never began; the run itself releases it when it ends
     code = finish(result, outcome, renderer, journal, args.journal)
     if output_type is not None:
-        print_value(result)
+        print_value(result, outcome.ungrounded)
     return code
 
 
@@ -127,12 +128,15 @@ def finish(result: RunResult, outcome: Outcome, renderer: Renderer, journal: Jou
     return exit_code(result)
 
 
-def print_value(result: RunResult) -> None:
-    """A typed run's answer: the validated value as JSON on stdout, or why there is none on stderr."""
+def print_value(result: RunResult, ungrounded: Sequence[str] = ()) -> None:
+    """A typed run's answer: the validated value as JSON on stdout, or why there is none on stderr; and on
+    stderr which of its figures no tool gave (``ungrounded``), which a JSON value cannot say itself."""
     if result.output_error is not None:
         print(f"no valid answer: {result.output_error}", file=sys.stderr)
     elif result.ok:
         print(value_json(result.data))
+        if ungrounded:
+            print(not_from_a_tool(ungrounded), file=sys.stderr)
 
 
 def value_json(value: Any) -> str:

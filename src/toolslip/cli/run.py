@@ -155,7 +155,7 @@ def _handle(args: argparse.Namespace) -> int:
         renderer.streamed = True  # the answer is in the JSON
     code = finish(result, outcome, renderer, journal, args.journal)
     if args.output_type is not None and not args.json:
-        print_value(result)
+        print_value(result, outcome.ungrounded)
     elif result.output_error is not None:
         print(f"no valid answer: {result.output_error}", file=sys.stderr)
     return code

@@ -30,6 +30,7 @@ __all__ = [
     "UNGROUNDED",
     "echoes",
     "marked",
+    "not_from_a_tool",
     "nudged",
     "refuses",
     "response_extra",
@@ -327,5 +328,10 @@ def response_extra(ignored: tuple[str, ...], unsupported: Sequence[str], doubted
 
 def marked(answer: str, figures: Sequence[str]) -> str:
     """``answer`` with a line saying which of its figures no tool gave."""
+    return f"{answer}\n\n{not_from_a_tool(figures)}"
+
+
+def not_from_a_tool(figures: Sequence[str]) -> str:
+    """The line that says which figures no tool gave: at the end of a text answer, beside a typed one."""
     listed = ", ".join(figures)
-    return f"{answer}\n\n[not from a tool: {listed} — the model wrote these figures itself; no tool result gave them]"
+    return f"[not from a tool: {listed} — the model wrote these figures itself; no tool result gave them]"
