@@ -162,8 +162,10 @@ def kill_a_node_inside_a_trial(cluster: Cluster, store: SqliteStore, driver: thr
     while driver.is_alive() and time.monotonic() < deadline:
         time.sleep(0.2)
         held = store.leases.holders().items() if store.path.exists() else ()
-        # only a trial still playing: a lease outlives its run's finish entry for a moment
-        holders = {h.pid for run, h in held if h.alive() and all(e.kind != "finish" for e in store.entries(run))}
+        # only a trial still playing: started (a lease is taken a moment before the start entry is written, and
+        # a kill in between leaves nothing to play again from its start) and not finished (a lease outlives
+        # its run's finish entry for a moment)
+        holders = {h.pid for run, h in held if h.alive() and _playing([e.kind for e in store.entries(run)])}
         for node in cluster.worker_nodes:
             raylet = psutil.Process(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
             if holders & {p.pid for p in raylet.children(recursive=True)}:
@@ -178,3 +180,7 @@ def test_eval_ray_needs_a_journal_the_remote_cluster_shares(tmp_path: Path) -> N
     done = subprocess.run([*cli, "--ray", "ray://nowhere:10001"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "pass --journal postgresql://" in done.stderr and "Traceback" not in done.stderr
+
+
+def _playing(kinds: list[str]) -> bool:
+    return "start" in kinds and "finish" not in kinds
