@@ -83,11 +83,17 @@ def _sources(messages: Sequence[Message]) -> list[float]:
     values: list[float] = []
     for message in messages:
         texts = [r.text for r in message.tool_results]
-        texts += [json.dumps(c.arguments, ensure_ascii=False) for c in message.tool_calls if c.arguments]
         if message.role in ("user", "system", "tool"):
             texts.append(message.text)
         values += [value for text in texts for _, value, _ in _numbers(text)]
+        values += _taken(message.tool_calls)
     return values
+
+
+def _taken(calls: Iterable[ToolCall]) -> set[float]:
+    """The numbers in the arguments of ``calls``."""
+    texts = (json.dumps(c.arguments, ensure_ascii=False) for c in calls if c.arguments)
+    return {value for text in texts for _, value, _ in _numbers(text)}
 
 
 def ungrounded(answer: str, messages: Sequence[Message]) -> list[str]:
@@ -119,10 +125,10 @@ def unused(messages: Sequence[Message], typed: bool = False) -> list[str]:
     last = question_index(messages)
     if last < 0:
         return []
-    args = [json.dumps(c.arguments, ensure_ascii=False) for m in messages[last:] for c in m.tool_calls if c.arguments]
-    if not args and not typed:
+    calls = [c for m in messages[last:] for c in m.tool_calls if c.arguments]
+    if not calls and not typed:
         return []
-    taken = {value for text in args for _, value, _ in _numbers(text)}
+    taken = _taken(calls)
     out: list[str] = []
     for written, value, _ in _numbers(messages[last].text):
         if value not in taken and written not in out:
@@ -137,8 +143,7 @@ def takes_a_figure(calls: Sequence[ToolCall], messages: Sequence[Message]) -> bo
     0.5B model called ``fx(320, "USD")``, the example of ``fx``'s docstring: a call that takes none of the
     question's figures serves it no better than the answer it replaced."""
     asked = {value for _, value, _ in _numbers(last_question(messages))}
-    taken = (json.dumps(c.arguments, ensure_ascii=False) for c in calls if c.arguments)
-    return any(value in asked for text in taken for _, value, _ in _numbers(text))
+    return bool(asked & _taken(calls))
 
 
 def uncalled(messages: Sequence[Message]) -> bool:
