@@ -182,6 +182,7 @@ async def main() -> None:
     parser.add_argument("--k", type=int, default=1, help="answers per question (sampled when --temperature > 0)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--ids", help="comma-separated question ids (default: all)")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS, help="a JSONL file of questions (default: ours)")
     parser.add_argument("--all-tools", action="store_true", help="offer all three tools to every question")
     parser.add_argument("--no-check", action="store_true", help="local model: switch its figure check off")
     parser.add_argument("--summary", type=Path, help="print the counts of a saved output (finished or not) and stop")
@@ -196,7 +197,7 @@ async def main() -> None:
     if args.mode != "tool" and "mode" not in {f.name for f in dataclasses.fields(Agent)}:
         print("code mode is not available in this toolslip (Agent has no mode); run --mode tool", file=sys.stderr)
         raise SystemExit(2)
-    questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     if args.ids:
         wanted = set(args.ids.split(","))
         questions = [q for q in questions if q["id"] in wanted]

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from toolslip.messages import Message, ToolCall, ToolResult
+from toolslip.messages import Message, ToolCall, ToolResult, ToolSpec
 from toolslip.providers.local_figures import (
     NUDGE,
+    STEER,
     FigureGate,
     echoes,
+    invented,
     marked,
     nudged,
     refuses,
     takes_a_figure,
     ungrounded,
+    unsteered,
     unused,
 )
 
@@ -171,3 +174,39 @@ def test_an_answer_that_only_repeats_the_question_is_held_and_asked_again() -> N
     assert [gate.let(p) for p in ("北京", "现在是华氏", "82度。")] == ["", "北京现在是华氏", "82度。"]
     no_call = nudged([Message.user("哈尔滨冷不冷？")], "哈尔滨冷不冷？")  # no tool called: call one, or say so
     assert no_call is not None and no_call[-1].text.strip().endswith(NUDGE)
+
+
+def test_a_call_on_a_figure_nothing_gave_is_invented_and_one_on_the_questions_figures_is_not() -> None:
+    fx = ToolSpec(
+        name="fx",
+        description="Convert to CNY.",
+        parameters={"type": "object", "properties": {"amount": {"type": "number"}, "currency": {"type": "string"}}},
+    )
+    search = ToolSpec(
+        name="search",
+        description="Search.",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}, "limit": {"default": 20}}},
+    )
+    capital = [Message.user("What's the capital of France?")]
+    # the 0.5B model, offered fx, wrote these for questions no tool answers
+    assert invented([ToolCall(id="c1", name="fx", arguments={"amount": 120, "currency": "USD"})], capital, [fx]) == [
+        "120"
+    ]
+    euros = [Message.user("100 欧元换成人民币是多少？")]
+    assert invented([ToolCall(id="c1", name="fx", arguments={"amount": 100, "currency": "EUR"})], euros, [fx]) == []
+    # figures in an expression, small counts, a tool's own default, a figure a tool result gave
+    sum_ = ToolCall(id="c2", name="calc", arguments={"expr": "(320 * 0.64) + 15000"})
+    assert invented([sum_], [Message.user(TRIP)], [fx]) == ["0.64"]
+    assert invented([ToolCall(id="c3", name="search", arguments={"q": "x", "limit": 20})], capital, [search]) == []
+    assert invented([ToolCall(id="c4", name="fx", arguments={"amount": 3, "currency": "USD"})], capital, [fx]) == []
+    later = [*_after_fx(), Message.user("And that divided by 4?")]
+    assert invented([ToolCall(id="c5", name="calc", arguments={"expr": "2297.6 / 4"})], later, [fx]) == []
+
+
+def test_the_steering_line_leaves_a_prompt_that_offers_no_tool_and_everything_else_stays() -> None:
+    mine = Message.system("Be brief.\n\nAnswer in French.")
+    window = "2 earlier tool exchanges were left out."
+    steered_ = [Message.system(f"{mine.text}\n\n{STEER}\n\n{window}"), Message.user("hi")]
+    assert [m.text for m in unsteered(steered_)] == [f"{mine.text}\n\n{window}", "hi"]
+    assert unsteered([Message.system(STEER), Message.user("hi")]) == [Message.user("hi")]
+    assert unsteered([mine, Message.user("hi")]) == [mine, Message.user("hi")]

@@ -105,3 +105,27 @@ async def test_a_tool_result_far_larger_than_the_window_is_cut_to_fit_not_refuse
     response = await model.complete(request)  # raised "its prompt is 1xx,xxx tokens and the context window 2048"
     assert response.usage.input_tokens <= 2048 - 16
     assert messages[-1].tool_results[0].text == log  # the caller's conversation keeps every character
+
+
+async def test_a_weather_question_in_chinese_calls_the_tool_and_answers_from_its_result(local: LocalModel) -> None:
+    weather = _example("weather")
+    agent = Agent(model=local, tools=Toolbox([weather.get_weather]))
+    # The model opened its call as `{"` or a ```json fence, which the grammar took only as <tool_call>:
+    # "哈尔滨现在是22度" came with no call. After the result, the steering line (call a tool for every
+    # figure) stayed in the answer's prompt, which offers no tool: "抱歉，我无法提供您要求的工具结果。"
+    harbin = await agent.arun("哈尔滨的天气如何？")
+    assert _calls(harbin) == ["get_weather"]
+    shanghai = await agent.arun("上海今天天气怎么样？热不热？")
+    assert _calls(shanghai) == ["get_weather"]
+    assert "31" in shanghai.output and "抱歉" not in shanghai.output, shanghai.output
+
+
+async def test_a_call_on_a_figure_the_model_made_up_is_dropped_and_the_question_answered(local: LocalModel) -> None:
+    expenses = _example("expenses")
+    tools = tuple(Toolbox([expenses.fx, expenses.calc]).specs())
+    request = Request(model="local", messages=(Message.user("What's the capital of France?"),), tools=tools)
+    response = await local.complete(request)
+    # offered fx, the model wrote fx(120, "USD"): 120 is nobody's figure, and the loop ran that call
+    assert response.message.tool_calls == []
+    assert "Paris" in response.message.text
+    assert [c["name"] for c in response.extra["dropped_calls"]] == ["fx"], response.extra

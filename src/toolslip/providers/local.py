@@ -28,10 +28,21 @@ from ..core.errors import ConfigError, InvalidValue, ProviderError
 from ..core.messages import Message, ModelResponse, Request, StopReason, ToolCall, ToolSpec, Usage
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
-from .local_chat import answer_messages, fresh_calls, parse_output, tool_grammar
+from .local_chat import answer_messages, called_since_question, fresh_calls, parse_output, tool_grammar
 from .local_code import PROGRAM_START, code_functions, code_grammar, code_messages, parsed
 from .local_decode import Generated, compiled, generate, whole
-from .local_figures import FigureGate, marked, nudged, response_extra, steered, takes_a_figure, uncalled, ungrounded
+from .local_figures import (
+    FigureGate,
+    invented,
+    marked,
+    nudged,
+    response_extra,
+    steered,
+    takes_a_figure,
+    uncalled,
+    ungrounded,
+    unsteered,
+)
 from .local_load import LoadedModel, load_llama
 from .local_probe import check_library
 from .local_settings import capped, offer, triage
@@ -103,6 +114,8 @@ class LocalModel:
         code = code_functions(request.tools) if calling else None  # code mode: the model writes a program
         offered = request.tools if calling and code is None else ()
         steer = calling and code is None and self.check_figures
+        # Before any call since the question, a call on figures the model made up is dropped (below).
+        first = steer and request.output is None and allow_text and not called_since_question(request.messages)
         messages = steered(request.messages) if steer else list(request.messages)
         reserve = min(int(picked.options["max_tokens"]), self.n_ctx // 4)
         in_memory = (loaded.llama, loaded.template, loaded.lock)
@@ -114,7 +127,10 @@ class LocalModel:
         decoding, opened = (
             self._program(loaded, messages, picked.options, code)
             if code is not None
-            else (self._decide(loaded, messages, offered, picked.options, request, tools, max_calls, allow_text), "")
+            else (
+                self._decide(loaded, messages, offered, picked.options, request, tools, max_calls, allow_text),
+                "",
+            )
         )
         async for piece in decoding:
             if isinstance(piece, Generated):
@@ -123,6 +139,10 @@ class LocalModel:
                 yield TextChunk(text=chunk)
         text, calls = parsed(opened + out.text, request, tools, calling=calling, code=code is not None)
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+        # A call on figures the model made up, or cut short, is never run: the turn is decoded again as an answer.
+        cut = out.finish == "length" and any(c.arguments is None for c in calls)  # a retry is cut the same way
+        made_up = first and bool(invented(calls, request.messages, tools))
+        dropped = calls if (cut or made_up) and not shown.sent else []
         typed = request.output is not None
         again = nudged(messages, text, typed) if checking and not calls and not shown.sent else None
         doubted = text if again is not None else None
@@ -132,12 +152,15 @@ class LocalModel:
             )
             usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
         unsupported = ungrounded(text, request.messages) if checking and not calls else []
-        if calls and self.repeat_guard and allow_text:
-            calls = fresh_calls(calls, request.messages)
-            if not calls:  # each call repeats one already answered: the answer is decoded instead
+        if calls and (self.repeat_guard or dropped) and allow_text:
+            calls = [] if dropped else fresh_calls(calls, request.messages)
+            if not calls:  # each call repeats one already answered (or was dropped): the answer is decoded instead
                 # What was streamed is said: the answer continues it (prompt and all) instead of replacing it.
                 said = shown.said
-                schema = messages if request.output is None else with_answer_schema(messages, request.output)
+                # The steering line asks for tool calls, and none is offered here: with it the 0.5B model
+                # refused in Chinese ("抱歉，我无法提供您要求的信息。") 5 of 6 weather answers that it gave without.
+                plain = unsteered(messages)
+                schema = plain if request.output is None else with_answer_schema(plain, request.output)
                 prompt = loaded.template.render(answer_messages(schema), ()) + said
                 answer = self._grammar(request, (), allow_text=True, max_calls=None, after=said)
                 shown = _Shown(screen=False, text=said, sent=len(said))
@@ -161,7 +184,7 @@ class LocalModel:
             model=self.name,
             id=f"cmpl-{uuid.uuid4()}",
             # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
-            extra=response_extra(picked.ignored, unsupported, doubted),
+            extra=response_extra(picked.ignored, unsupported, doubted, dropped),
         )
         for event in response_to_events(dataclasses.replace(response, message=Message.assistant("", calls))):
             if not isinstance(event, ResponseDone):
@@ -261,7 +284,7 @@ class LocalModel:
         elif request.output is not None and allow_text:
             source = answer_grammar(request.output, tools, max_calls=max_calls)
         else:  # with no tools left (an answer instead of a repeated call), only the text branch remains
-            source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls)
+            source = tool_grammar(tools, allow_text=allow_text, max_calls=max_calls, any_spelling=True)
         return compiled(source)
 
 

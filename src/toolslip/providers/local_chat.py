@@ -37,6 +37,7 @@ __all__ = [
     "QUOTED_ANSWER_PROMPT",
     "ChatTemplate",
     "answer_messages",
+    "called_since_question",
     "calls_rule",
     "fresh_calls",
     "parse_output",
@@ -171,8 +172,10 @@ _TEXT_RULE = "text ::= [^<{\\[>` \\t\\n] [^\\x00]*"
 _ANSWER_RULE = "text ::= [^<{`\\[ \\t\\n\"'>(] [^\\x00]*"
 
 
-def tool_grammar(tools: Sequence[ToolSpec], *, allow_text: bool, max_calls: int | None) -> str:
-    """A GBNF grammar: one or more ``<tool_call>`` blocks (Qwen/Hermes style) or, if allowed, plain text.
+def tool_grammar(
+    tools: Sequence[ToolSpec], *, allow_text: bool, max_calls: int | None, any_spelling: bool = False
+) -> str:
+    """A GBNF grammar: one or more calls (``any_spelling``: see :func:`calls_rule`) or, if allowed, plain text.
 
     Each call is ``{"name": <one of the tools>, "arguments": <that tool's schema>}``, so a sampled call
     always parses and names a real tool. With no tools the grammar allows only an answer.
@@ -185,16 +188,26 @@ def tool_grammar(tools: Sequence[ToolSpec], *, allow_text: bool, max_calls: int 
     converter = SchemaConverter(  # type: ignore[no-untyped-call]
         prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False
     )
-    calls = calls_rule(converter, tools, max_calls)
+    calls = calls_rule(converter, tools, max_calls, any_spelling=any_spelling)
     schema_rules: str = converter.format_grammar()  # type: ignore[no-untyped-call]
     if not allow_text:
         return f"{schema_rules}\nroot ::= {calls}"
     return f"{schema_rules}\nroot ::= {calls} | text\n{_TEXT_RULE}"
 
 
-def calls_rule(converter: Any, tools: Sequence[ToolSpec], max_calls: int | None) -> str:
+def calls_rule(converter: Any, tools: Sequence[ToolSpec], max_calls: int | None, *, any_spelling: bool = False) -> str:
     """Teach llama.cpp's ``SchemaConverter`` the rule ``call`` (one call of one of ``tools``) and return
-    the grammar expression for a turn of tagged calls (one, or several when ``max_calls`` allows)."""
+    the grammar expression for a turn of calls (one, or several when ``max_calls`` allows).
+
+    Calls are ``<tool_call>`` blocks (what Qwen's template asks for); with ``any_spelling`` they may also be
+    bare JSON objects one per line, or a fenced ``json`` block, the two other spellings models use. Left
+    unconstrained, the 0.5B model opened a call with ``{"`` or a fence (0.8 to 0.98 of its first token's
+    weight on a weather question) and almost never with ``<tool_call>``; allowed only the tag, it answered
+    in words instead: "哈尔滨现在是22度" with no call, and ``({"name": ...`` inside its text, a call the
+    grammar never shaped, with made-up arguments. A typed answer keeps to the tag: there the other
+    spellings made the model call ``fx`` to fill in a form the question alone answered, and stop calling
+    ``calc`` for the seed's trip.
+    """
     call_schema = {
         "oneOf": [
             {
@@ -208,7 +221,10 @@ def calls_rule(converter: Any, tools: Sequence[ToolSpec], max_calls: int | None)
     }
     converter.visit(converter.resolve_refs(call_schema, "tools"), "call")
     one = '"<tool_call>\\n" call "\\n</tool_call>"'
-    return one if max_calls == 1 else f'{one} ("\\n" {one})*'
+    tagged, bare = (one, "call") if max_calls == 1 else (f'{one} ("\\n" {one})*', 'call ("\\n" call)*')
+    if not any_spelling:
+        return tagged
+    return f'({tagged}) | ({bare}) | ("```json\\n" {bare} "\\n```")'
 
 
 def _object_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -367,6 +383,11 @@ def last_question(messages: Sequence[Message]) -> str:
     """The text of the user's last message that has any: the question the model is answering."""
     index = question_index(messages)
     return messages[index].text if index >= 0 else ""
+
+
+def called_since_question(messages: Sequence[Message]) -> bool:
+    """Whether the model has called a tool since the user's last question."""
+    return any(m.tool_calls for m in messages[max(question_index(messages), 0) :])
 
 
 def question_index(messages: Sequence[Message]) -> int:

@@ -18,17 +18,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.messages import Message, Text, ToolCall
+from ..core.messages import Message, Text, ToolCall, ToolSpec
 from ..core.model import IGNORED
 from .local_chat import last_question, question_index, with_system_note
 
 __all__ = [
     "ASKED_AGAIN",
+    "DROPPED",
     "FigureGate",
     "NUDGE",
     "STEER",
     "UNGROUNDED",
     "echoes",
+    "invented",
     "marked",
     "not_from_a_tool",
     "nudged",
@@ -39,6 +41,7 @@ __all__ = [
     "uncalled",
     "ungrounded",
     "unused",
+    "unsteered",
 ]
 
 # ASCII boundaries: Python's \w includes CJK characters, so "是22度" hid its 22 from a \w-bounded pattern.
@@ -146,6 +149,39 @@ def takes_a_figure(calls: Sequence[ToolCall], messages: Sequence[Message]) -> bo
     return bool(asked & _taken(calls))
 
 
+def invented(calls: Sequence[ToolCall], messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[str]:
+    """The figures in ``calls``' arguments that nothing gave: not the user's or system's text, not a tool's
+    result, not a default the tool declares (numbers under 10 written without a decimal point left alone).
+
+    Offered a tool, the 0.5B model writes a call for nearly every question: "What's the capital of France?"
+    became ``fx(120, "USD")``, a stock price ``fx(1000, "USD")``. A call on a figure the model made up
+    answers nothing the user asked, and its result reads like an answer.
+    """
+    given = [value for m in messages if m.role != "assistant" for t in _texts(m) for _, value, _ in _numbers(t)]
+    given += [value for t in tools for _, value, _ in _numbers(json.dumps(_defaults(t.parameters)))]
+    out: list[str] = []
+    for call in calls:
+        for written, value, decimals in _numbers(json.dumps(call.arguments or {}, ensure_ascii=False)):
+            if (decimals == 0 and abs(value) < 10) or value in given or written in out:
+                continue
+            out.append(written)
+    return out
+
+
+def _texts(message: Message) -> list[str]:
+    return [message.text, *(r.text for r in message.tool_results)]
+
+
+def _defaults(schema: Any) -> list[Any]:
+    """The ``default`` values anywhere in a JSON Schema."""
+    if isinstance(schema, dict):
+        own = [schema["default"]] if "default" in schema else []
+        return own + [d for value in schema.values() for d in _defaults(value)]
+    if isinstance(schema, list):
+        return [d for item in schema for d in _defaults(item)]
+    return []
+
+
 def uncalled(messages: Sequence[Message]) -> bool:
     """Whether no tool was called since the user's last question, and it has figures for one to take."""
     last = question_index(messages)
@@ -170,12 +206,24 @@ def steered(messages: Sequence[Message]) -> list[Message]:
     return with_system_note(messages, STEER)
 
 
+def unsteered(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` without :data:`STEER` (wherever notes after it put it): for an answer decoded with no tool
+    offered, where a line asking for calls made the 0.5B model refuse."""
+    if not messages or messages[0].role != "system" or STEER not in messages[0].text:
+        return list(messages)
+    notes = [note for note in messages[0].text.split("\n\n") if note != STEER]
+    return ([Message.system("\n\n".join(notes))] if notes else []) + list(messages[1:])
+
+
 NUDGE = "Call the tool that gives it now; if no tool can, say that you could not get it."
 _GUESSED = "An answer with {figures} would be a guess: neither my question nor any tool result gives it."
 _UNUSED = "My question's {figures} went into no tool call yet."
 
 ASKED_AGAIN = "asked_again"
 """``ModelResponse.extra`` key: the first answer, when its figures made the provider ask once more."""
+
+DROPPED = "dropped_calls"
+"""``ModelResponse.extra`` key: calls written on figures nothing gave, dropped before they ran (:func:`invented`)."""
 
 UNGROUNDED = "ungrounded"
 """``ModelResponse.extra`` key: the figures of the answer that neither the conversation nor a tool gave."""
@@ -321,9 +369,14 @@ class FigureGate:
         return "".join([*shown, text[at:]])
 
 
-def response_extra(ignored: tuple[str, ...], unsupported: Sequence[str], doubted: str | None) -> dict[str, Any]:
-    """``ModelResponse.extra``: the settings ignored, the answer's figures no tool gave, the answer asked again."""
+def response_extra(
+    ignored: tuple[str, ...], unsupported: Sequence[str], doubted: str | None, dropped: Sequence[ToolCall] = ()
+) -> dict[str, Any]:
+    """``ModelResponse.extra``: the settings ignored, the answer's figures no tool gave, the answer asked again,
+    the calls dropped for figures the model made up (never run: the turn was decoded again as an answer)."""
     extra: dict[str, Any] = {IGNORED: ignored} if ignored else {}
+    if dropped:
+        extra[DROPPED] = tuple({"name": c.name, "arguments": c.arguments} for c in dropped)
     if unsupported:
         extra[UNGROUNDED] = tuple(unsupported)
     if doubted:
