@@ -149,3 +149,59 @@ async def test_a_program_in_code_mode_is_never_streamed_as_answer_text(monkeypat
     assert final is not None and streamed == final.message.text == ""
     [program] = final.message.tool_calls
     assert program.name == PROGRAM_TOOL and "add(17, 25)" in (program.arguments or {})["code"]
+
+
+async def _first_turn(
+    monkeypatch: pytest.MonkeyPatch, question: str, passes: list[tuple[list[str], str]]
+) -> tuple[str, Any, list[str]]:
+    """The streamed text, the response and the prompts of a first turn (no call yet), each pass of decoding
+    writing the pieces given for it and ending for the reason given (``stop`` or ``length``)."""
+    prompts: list[str] = []
+
+    async def scripted(loaded: Any, prompt: str, options: Any, grammar: Any) -> AsyncIterator[str | Generated]:
+        pieces, finish = passes[len(prompts)]
+        prompts.append(prompt)
+        for piece in pieces:
+            yield piece
+        yield Generated(text="".join(pieces), finish=finish, prompt_tokens=10, completion_tokens=len(pieces))
+
+    monkeypatch.setattr(local, "_pieces", scripted)
+    template = SimpleNamespace(render=lambda messages, tools: f"PROMPT({[m.text for m in messages]}, {len(tools)})")
+    model = local.LocalModel(path=Path("unused.gguf"), grammar=False)
+    llama = SimpleNamespace(n_ctx=lambda: 8192, tokenize=lambda text, **_: list(text))
+    monkeypatch.setattr(model, "load", lambda: SimpleNamespace(template=template, llama=llama, lock=threading.Lock()))
+    streamed, final = "", None
+    async for event in model.stream(Request(model="", messages=(Message.user(question),), tools=(ADD,))):
+        if isinstance(event, TextChunk):
+            streamed += event.text
+        elif isinstance(event, ResponseDone):
+            final = event.response
+    return streamed, final, prompts
+
+
+async def test_a_call_on_a_figure_nobody_gave_is_not_run_and_the_turn_is_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made_up = '{"name": "add", "arguments": {"a": 120, "b": 1}}'  # as the 0.5B model wrote fx(120, "USD")
+    streamed, response, prompts = await _first_turn(
+        monkeypatch, "What's the capital of France?", [([made_up], "stop"), (["It is Paris."], "stop")]
+    )
+    assert streamed == response.message.text == "It is Paris." and response.message.tool_calls == []
+    assert response.extra["dropped_calls"] == ({"name": "add", "arguments": {"a": 120, "b": 1}},)
+    # the answer's prompt offers no tool and no longer asks for calls
+    assert prompts[1].endswith(", 0)") and "Call a tool" not in prompts[1] and "Call a tool" in prompts[0]
+    # a call on the question's own figures runs
+    _, kept, _ = await _first_turn(
+        monkeypatch, "What is 17 + 25?", [(['{"name": "add", "arguments": {"a": 17, "b": 25}}'], "stop")]
+    )
+    assert [c.arguments for c in kept.message.tool_calls] == [{"a": 17, "b": 25}]
+    assert "dropped_calls" not in kept.extra
+
+
+async def test_a_call_cut_short_by_the_output_limit_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    cut = '{"name": "add", "arguments": {"a": 17, "b": 2500000000000000000000000000000000'
+    streamed, response, _ = await _first_turn(
+        monkeypatch, "What is 17 + 25?", [([cut], "length"), (["I could not work it out."], "stop")]
+    )
+    assert streamed == response.message.text == "I could not work it out." and response.message.tool_calls == []
+    assert response.extra["dropped_calls"][0]["name"] == "add"

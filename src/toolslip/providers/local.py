@@ -127,10 +127,7 @@ class LocalModel:
         decoding, opened = (
             self._program(loaded, messages, picked.options, code)
             if code is not None
-            else (
-                self._decide(loaded, messages, offered, picked.options, request, tools, max_calls, allow_text),
-                "",
-            )
+            else (self._decide(loaded, messages, offered, picked.options, request, tools, max_calls, allow_text), "")
         )
         async for piece in decoding:
             if isinstance(piece, Generated):
