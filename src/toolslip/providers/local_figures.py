@@ -81,15 +81,16 @@ def _numbers(text: str) -> Iterable[tuple[str, float, int]]:
         yield match.group(0), _chinese_value(match.group(0)), 0
 
 
-def _sources(messages: Sequence[Message]) -> list[float]:
-    """The numbers the model was given: the user's and system's text, its calls' arguments, the tools' results."""
+def _sources(messages: Sequence[Message], *, calls: bool = True) -> list[float]:
+    """The numbers the model was given: the user's and system's text, the tools' results, and (with ``calls``)
+    its calls' arguments."""
     values: list[float] = []
     for message in messages:
         texts = [r.text for r in message.tool_results]
         if message.role in ("user", "system", "tool"):
             texts.append(message.text)
         values += [value for text in texts for _, value, _ in _numbers(text)]
-        values += _taken(message.tool_calls)
+        values += _taken(message.tool_calls) if calls else ()
     return values
 
 
@@ -157,7 +158,7 @@ def invented(calls: Sequence[ToolCall], messages: Sequence[Message], tools: Sequ
     became ``fx(120, "USD")``, a stock price ``fx(1000, "USD")``. A call on a figure the model made up
     answers nothing the user asked, and its result reads like an answer.
     """
-    given = [value for m in messages if m.role != "assistant" for t in _texts(m) for _, value, _ in _numbers(t)]
+    given = _sources(messages, calls=False)
     given += [value for t in tools for _, value, _ in _numbers(json.dumps(_defaults(t.parameters)))]
     out: list[str] = []
     for call in calls:
@@ -166,10 +167,6 @@ def invented(calls: Sequence[ToolCall], messages: Sequence[Message], tools: Sequ
                 continue
             out.append(written)
     return out
-
-
-def _texts(message: Message) -> list[str]:
-    return [message.text, *(r.text for r in message.tool_results)]
 
 
 def _defaults(schema: Any) -> list[Any]:
@@ -223,7 +220,8 @@ ASKED_AGAIN = "asked_again"
 """``ModelResponse.extra`` key: the first answer, when its figures made the provider ask once more."""
 
 DROPPED = "dropped_calls"
-"""``ModelResponse.extra`` key: calls written on figures nothing gave, dropped before they ran (:func:`invented`)."""
+"""``ModelResponse.extra`` key: calls not run, the turn answered instead: written on figures nothing gave
+(:func:`invented`), or cut short by the output limit."""
 
 UNGROUNDED = "ungrounded"
 """``ModelResponse.extra`` key: the figures of the answer that neither the conversation nor a tool gave."""
@@ -373,7 +371,7 @@ def response_extra(
     ignored: tuple[str, ...], unsupported: Sequence[str], doubted: str | None, dropped: Sequence[ToolCall] = ()
 ) -> dict[str, Any]:
     """``ModelResponse.extra``: the settings ignored, the answer's figures no tool gave, the answer asked again,
-    the calls dropped for figures the model made up (never run: the turn was decoded again as an answer)."""
+    the calls dropped (never run: the turn was decoded again as an answer)."""
     extra: dict[str, Any] = {IGNORED: ignored} if ignored else {}
     if dropped:
         extra[DROPPED] = tuple({"name": c.name, "arguments": c.arguments} for c in dropped)
