@@ -314,3 +314,11 @@ def test_the_report_explains_pass_hat_k_and_pass_at_k(tmp_path: Path, capsys: py
     meaning = page[numbers_end : page.index("</p>", numbers_end)]
     assert "<b>pass^k</b> is the chance that <i>k</i> runs of the same task <i>all</i> succeed" in meaning
     assert "<b>pass@k</b> is the chance that <i>at least one</i> of <i>k</i> runs succeeds" in meaning
+
+
+def test_a_time_no_clock_can_show_is_said_so_not_a_traceback() -> None:
+    # a journal page damaged on disk gave a run a start time past time_t: `toolslip runs` raised OverflowError
+    from toolslip.core._display import local_time
+
+    assert local_time(0.0, "%Y") in ("1970", "1969")
+    assert local_time(1e300) == local_time(float("nan")) == "(no readable time)"

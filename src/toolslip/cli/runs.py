@@ -10,11 +10,10 @@ a ``postgresql://`` URL (``--journal``, else ``$TOOLSLIP_JOURNAL``).
 from __future__ import annotations
 
 import argparse
-import time
 from datetime import datetime
 from typing import Any
 
-from ..core._display import dollars
+from ..core._display import dollars, local_time
 from ..durable.stores import LeasedStore
 from ..durable.stores import open_store as _open
 from . import EXIT_OK, UsageError
@@ -47,7 +46,7 @@ def handle(args: argparse.Namespace) -> int:
     if not runs:
         print("no runs recorded yet")
     for run in runs:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.started_at))
+        when = local_time(run.started_at)
         prompt = run.prompt.replace("\n", " ")
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
         size = human_size(run.size)

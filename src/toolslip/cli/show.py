@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
-import time
 from typing import Any
 
-from ..core._display import dollars
+from ..core._display import dollars, local_time
 from ..core.errors import ConfigError
 from ..core.messages import Message, ToolCall, ToolResult, message_from_dict, part_from_dict
 from ..durable.inbox import describe_decision
@@ -43,7 +42,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def format_entry(entry: Entry) -> str:
     """One entry as the lines a person reads."""
-    when = time.strftime("%H:%M:%S", time.localtime(entry.at))
+    when = local_time(entry.at, "%H:%M:%S")
     head = f"[{when}] step {entry.step} {entry.kind}"
     data = entry.data
     if entry.kind == "start":

@@ -7,16 +7,28 @@ character; these pad by the columns a terminal draws.
 from __future__ import annotations
 
 import difflib
+import time
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["cut", "did_you_mean", "dollars", "pad", "plural", "width"]
+__all__ = ["cut", "did_you_mean", "dollars", "local_time", "pad", "plural", "width"]
 
 
 def dollars(amount: float) -> str:
     """``$1.25``, or for a fraction of a cent its first significant digits: ``$0.00063``."""
     return f"${amount:.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.2g}".replace("e-0", "e-")
+
+
+def local_time(at: float, layout: str = "%Y-%m-%d %H:%M:%S") -> str:
+    """``at`` (seconds since the epoch) as local time; ``(no readable time)`` for a value no clock can show.
+
+    A journal page damaged on disk gave a run a start time past the platform's ``time_t``, and ``toolslip
+    runs`` ended in a traceback (``OverflowError``) instead of listing the run and its damage."""
+    try:
+        return time.strftime(layout, time.localtime(at))
+    except (OverflowError, OSError, ValueError):
+        return "(no readable time)"
 
 
 @lru_cache(maxsize=4096)
