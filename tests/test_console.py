@@ -323,3 +323,14 @@ def test_an_eval_trial_is_read_from_its_own_run_or_from_a_fleet_run_that_played_
     assert fleet.eval == {**flat, "report": "e2", "model": "m"}
     assert fleet.verdict == {"reward": 1.0, "reason": "pass", "detail": ""}
     assert RunRow(run_id="plain").eval is None
+
+
+def test_a_start_time_no_clock_can_show_is_said_so_on_the_runs_and_reports_pages() -> None:
+    # a journal page damaged on disk gave a run a start time past time_t: time.localtime raised OverflowError
+    from toolslip.console.index import RunRow
+    from toolslip.console.pages import run_rows
+    from toolslip.console.reports import reports_page
+
+    row = RunRow(run_id="damaged", started=1e300, updated=1e300, eval={"report": "r1", "suite": "s", "model": "m"})
+    assert "(no readable time)" in str(run_rows([row]))
+    assert "(no readable time)" in str(reports_page({"r1": [row]}))

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import orjson
 
-from ..core._display import dollars
+from ..core._display import dollars, local_time
 from ..core.messages import Reasoning, ToolCall, ToolResult, message_from_dict, part_from_dict
 from ..durable.inbox import HeldCall, describe_decision
 from ..durable.journal import response_from_dict
@@ -45,7 +45,7 @@ def page(title: str, body: Html, *, active: str = "") -> Html:
 
 
 def _when(at: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else "-"
+    return local_time(at) if at else "-"
 
 
 def _duration(seconds: float) -> str:

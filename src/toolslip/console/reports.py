@@ -12,6 +12,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode
 
+from ..core._display import local_time
 from .html import Html, html, join
 from .index import RunRow
 
@@ -76,7 +77,7 @@ def reports_page(reports: Mapping[str, Sequence[RunRow]]) -> Html:
                 len({t.get("task") for t in tags}),
                 len(runs),
                 f"{passed} of {scored}",
-                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(min(r.started for r in runs))),
+                local_time(min(r.started for r in runs)),
             )
         )
     if not rows:
