@@ -8,9 +8,11 @@ from toolslip.providers.local_figures import (
     STEER,
     FigureGate,
     echoes,
+    ignored,
     invented,
     marked,
     nudged,
+    producers,
     refuses,
     takes_a_figure,
     ungrounded,
@@ -63,6 +65,39 @@ def test_a_typed_answer_made_of_the_questions_own_figures_is_asked_again_before_
     assert again is not None and "320, 15000, 4 went into no tool call yet" in again[-1].text
     # a prose answer may quote the question's figures before any call ("320 is less than 15000")
     assert nudged([Message.user(TRIP)], "320 USD and 15000 JPY.") is None
+
+
+def _after_both_fx() -> list[Message]:
+    jpy = ToolCall(id="c2", name="fx", arguments={"amount": 15000, "currency": "JPY"})
+    return [
+        *_after_fx(),
+        Message.assistant(calls=[jpy]),
+        Message.tool([ToolResult(call_id="c2", content="15000 JPY = 705.0 CNY")]),
+    ]
+
+
+def test_a_tool_result_that_reached_neither_the_answer_nor_a_later_call_was_ignored() -> None:
+    messages = _after_both_fx()
+    # the 0.5B model's typed answer after both conversions (issue 36): every figure given, a result dropped
+    assert ignored('{"total_cny": 320.0, "per_person_cny": 705.0}', messages) == ["2297.6"]
+    assert ungrounded('{"total_cny": 320.0, "per_person_cny": 705.0}', messages) == []
+    # a result's figure taken by a later call reached it; rounded in the answer counts too
+    add = ToolCall(id="c3", name="calc", arguments={"expr": "2297.6 + 705.0"})
+    summed = [*messages, Message.assistant(calls=[add]), Message.tool([ToolResult(call_id="c3", content="3002.6")])]
+    assert ignored("In total 3,003 CNY, 750.65 each.", summed) == []
+    # an answer with no figure of its own, and a result that failed, are left alone
+    assert ignored("Yes, both conversions worked.", messages) == []
+    failed = [*_after_fx()[:2], Message.tool([ToolResult(call_id="c1", content="refused: 320 XYZ", is_error=True)])]
+    assert ignored("It is 320.", failed) == []
+    assert producers(["2297.6"], messages) == {"fx"}
+
+
+def test_the_nudge_asks_to_combine_a_left_out_result_with_the_others_or_to_answer_with_the_one() -> None:
+    again = nudged(_after_both_fx(), '{"total_cny": 320.0, "per_person_cny": 705.0}', typed=True)
+    assert again is not None and "Use a tool to combine 2297.6 with 705.0." in again[-1].text
+    one = [Message.user("How much is 320 USD in yuan?"), *_after_fx()[1:]]
+    again = nudged(one, "It is 320 USD.")
+    assert again is not None and again[-1].text.endswith("leaves out the tool results' 2297.6. Answer with it.")
 
 
 def test_a_call_takes_a_figure_of_the_question_or_it_was_made_for_its_own_sake() -> None:

@@ -33,9 +33,11 @@ from .local_code import PROGRAM_START, code_functions, code_grammar, code_messag
 from .local_decode import Generated, compiled, generate, whole
 from .local_figures import (
     FigureGate,
+    ignored,
     invented,
     marked,
     nudged,
+    producers,
     response_extra,
     steered,
     takes_a_figure,
@@ -207,10 +209,13 @@ class LocalModel:
         a call: asked once more with text allowed, the 0.5B model wrote the same answer again (issue 36). A
         call made only because it had to, taking none of the question's figures, is dropped: ``first`` stands.
         """
-        must_call = request.output is not None and uncalled(messages)
+        left = ignored(first, messages) if request.output is not None else []
+        must_call = request.output is not None and (uncalled(messages) or bool(left))
+        if left:  # a result is combined by another tool: fed back to its own, 2297.6 CNY was converted as USD
+            tools = tuple(t for t in tools if t.name not in producers(left, messages)) or tools
         out = await whole(self._decide(loaded, again, offered, options, request, tools, max_calls, not must_call))
         text, calls = parse_output(out.text, tools)
-        if must_call and not takes_a_figure(calls, messages):
+        if must_call and not takes_a_figure(calls, messages, also=left):
             return out, first, []
         return out, text, calls
 

@@ -30,10 +30,12 @@ __all__ = [
     "STEER",
     "UNGROUNDED",
     "echoes",
+    "ignored",
     "invented",
     "marked",
     "not_from_a_tool",
     "nudged",
+    "producers",
     "refuses",
     "response_extra",
     "steered",
@@ -140,13 +142,71 @@ def unused(messages: Sequence[Message], typed: bool = False) -> list[str]:
     return out
 
 
-def takes_a_figure(calls: Sequence[ToolCall], messages: Sequence[Message]) -> bool:
-    """Whether one of ``calls`` takes a figure of the user's last question.
+def ignored(answer: str, messages: Sequence[Message]) -> list[str]:
+    """The figures tool results gave since the user's last question that neither ``answer`` nor a later call
+    took, when ``answer`` has figures of its own: each result that answered must reach the answer or a call.
+
+    After ``fx(320, "USD")`` gave 2297.6 CNY and ``fx(15000, "JPY")`` 705.0, the 0.5B model filled the
+    seed's ``Expense`` with ``{"total_cny": 320.0, "per_person_cny": 705.0}`` (issue 36): every figure was
+    given, so :func:`ungrounded` saw nothing, yet a result the model fetched was dropped on the floor. A
+    result's own figures are the ones its call did not pass in (the 320 of "320 USD = 2297.6 CNY" is the
+    question's); one of them reaching the answer, rounded or not, or a later call counts for the result
+    (a list of orders needs only the one asked about). An answer with no figure ("Yes, wear shorts") is
+    left alone, as are results that say they failed.
+    """
+    said = [(value, decimals) for _, value, decimals in _numbers(answer) if decimals or abs(value) >= 10]
+    if not said:
+        return []
+    out: list[str] = []
+    for at, own in _results(messages):
+        later = _taken(c for m in messages[at + 1 :] for c in m.tool_calls)
+        reached = any(value in later or any(value == v or round(value, d) == v for v, d in said) for _, value in own)
+        out += [] if reached else [written for written, _ in own if written not in out]
+    return out
+
+
+def _results(messages: Sequence[Message]) -> list[tuple[int, list[tuple[str, float]]]]:
+    """Each tool result since the user's last question that answered, with where it is and its own figures:
+    those its call did not pass in (numbers under 10 written without a decimal point left alone)."""
+    last = question_index(messages)
+    if last < 0:
+        return []
+    passed = {c.id: _taken([c]) for m in messages[last:] for c in m.tool_calls}
+    out = []
+    for at, message in enumerate(messages[last:], start=last):
+        for result in message.tool_results:
+            if result.is_error or _NOT_ANSWERED.search(result.text):
+                continue
+            own = [
+                (written, value)
+                for written, value, decimals in _numbers(result.text)
+                if (decimals or abs(value) >= 10) and value not in passed.get(result.call_id, set())
+            ]
+            out += [(at, own)] if own else []
+    return out
+
+
+def producers(figures: Sequence[str], messages: Sequence[Message]) -> set[str]:
+    """The names of the tools whose results since the user's last question hold one of ``figures``."""
+    wanted = {value for _, value, _ in _numbers(" ".join(figures))}
+    names = {c.id: c.name for m in messages for c in m.tool_calls}
+    last = max(0, question_index(messages))
+    return {
+        names.get(r.call_id, r.name or "")
+        for m in messages[last:]
+        for r in m.tool_results
+        if wanted & {value for _, value, _ in _numbers(r.text)}
+    }
+
+
+def takes_a_figure(calls: Sequence[ToolCall], messages: Sequence[Message], also: Sequence[str] = ()) -> bool:
+    """Whether one of ``calls`` takes a figure of the user's last question (or one of ``also``: results the
+    answer left out, :func:`ignored`).
 
     Made to call a tool after a typed answer of "Fill in the form: I bought 3 books at 12 USD each.", the
     0.5B model called ``fx(320, "USD")``, the example of ``fx``'s docstring: a call that takes none of the
     question's figures serves it no better than the answer it replaced."""
-    asked = {value for _, value, _ in _numbers(last_question(messages))}
+    asked = {value for _, value, _ in _numbers(" ".join([last_question(messages), *also]))}
     return bool(asked & _taken(calls))
 
 
@@ -215,6 +275,9 @@ def unsteered(messages: Sequence[Message]) -> list[Message]:
 NUDGE = "Call the tool that gives it now; if no tool can, say that you could not get it."
 _GUESSED = "An answer with {figures} would be a guess: neither my question nor any tool result gives it."
 _UNUSED = "My question's {figures} went into no tool call yet."
+_DROPPED_RESULTS = "Your answer leaves out the tool results' {figures}."
+_COMBINE = "Use a tool to combine {figures} with {others}."
+_USE = "Answer with it."
 
 ASKED_AGAIN = "asked_again"
 """``ModelResponse.extra`` key: the first answer, when its figures made the provider ask once more."""
@@ -289,16 +352,18 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
     """
     guessed, skipped = ungrounded(answer, messages), unused(messages, typed)
     refused, echoed = refuses(answer, messages), echoes(answer, messages)
-    if not (guessed or skipped or refused or echoed):
+    left = ignored(answer, messages)
+    if not (guessed or skipped or refused or echoed or left):
         return None
     language = "zh" if _CJK.search(last_question(messages)) else "en"
     lines = [_ECHOED[language]] if echoed else []
     lines += [_GUESSED.format(figures=", ".join(guessed))] if guessed else []
     lines += [_UNUSED.format(figures=", ".join(skipped))] if skipped else []
+    lines += [_DROPPED_RESULTS.format(figures=", ".join(left))] if left else []
     if refused or (echoed and _answered(messages)):
         lines.append(_FROM_RESULTS[language])
     else:
-        lines.append(NUDGE)
+        lines.append(_leftover(left, messages) if left and not guessed else NUDGE)
     line = "\n\n" + " ".join(lines)
     out = list(messages)
     if out and out[-1].role in ("user", "tool"):
@@ -306,6 +371,14 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
     else:
         out.append(Message.user(line))
     return out
+
+
+def _leftover(left: Sequence[str], messages: Sequence[Message]) -> str:
+    """What to do with results the answer left out: combine them with the other results' figures through a
+    tool, or answer with the one result. Told only which figure it left out, the 0.5B model called ``fx`` on
+    it as an amount; told to combine it "with the other results", it added the question's 15000 JPY."""
+    others = [written for _, own in _results(messages) for written, _ in own if written not in left]
+    return _COMBINE.format(figures=", ".join(left), others=", ".join(others)) if others else _USE
 
 
 @dataclass
