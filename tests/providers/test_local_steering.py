@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolslip import Agent, Toolbox
-from toolslip.messages import Message, Request, Settings, ToolCall, ToolResult
+from toolslip.messages import Message, OutputSchema, Request, Settings, ToolCall, ToolResult
 from toolslip.providers.local import LocalModel, local_model
 
 pytestmark = pytest.mark.slow
@@ -129,3 +129,27 @@ async def test_a_call_on_a_figure_the_model_made_up_is_dropped_and_the_question_
     assert response.message.tool_calls == []
     assert "Paris" in response.message.text
     assert [c["name"] for c in response.extra["dropped_calls"]] == ["fx"], response.extra
+
+
+async def test_a_typed_answer_that_left_a_tool_result_out_calls_another_tool_to_combine_it(local: LocalModel) -> None:
+    expenses = _example("expenses")
+    tools = tuple(Toolbox([expenses.fx, expenses.calc]).specs())
+    usd = ToolCall(id="c1", name="fx", arguments={"amount": 320, "currency": "USD"})
+    jpy = ToolCall(id="c2", name="fx", arguments={"amount": 15000, "currency": "JPY"})
+    messages = (
+        Message.user(
+            "I spent 320 USD and 15000 JPY on a business trip. How much is that in CNY in total? "
+            "And split among 4 people?"
+        ),
+        Message.assistant(calls=[usd]),
+        Message.tool([ToolResult(call_id="c1", name="fx", content="320 USD = 2297.6 CNY")]),
+        Message.assistant(calls=[jpy]),
+        Message.tool([ToolResult(call_id="c2", name="fx", content="15000 JPY = 705.0 CNY")]),
+    )
+    output = OutputSchema(name="Expense", schema=expenses.Expense.model_json_schema())
+    response = await local.complete(Request(model="local", messages=messages, tools=tools, output=output))
+    # `toolslip run examples/expenses.py --output-schema examples/expenses.py:Expense` ended here with
+    # {"total_cny": 320, "per_person_cny": 705.0}: every figure given, the 2297.6 CNY dropped, no calc
+    calls = [(c.name, c.arguments) for c in response.message.tool_calls]
+    assert [name for name, _ in calls] == ["calc"], (calls, response.message.text)
+    assert "2297.6" in str(calls[0][1]), calls
