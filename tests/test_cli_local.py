@@ -25,7 +25,7 @@ _PYTHONPATH = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.env
 def spawn(question: str, home: Path) -> pexpect.spawn:
     return pexpect.spawn(
         TOOLSLIP,
-        ["run", WEATHER, question, "--model", "local", "--no-journal"],
+        ["run", WEATHER, question, "--model", "local:qwen2.5-coder-0.5b", "--no-journal"],
         # PYTHONPATH passed on: a checkout's source, first on the path, is what is tested
         env={"TOOLSLIP_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), **_PYTHONPATH},
         encoding="utf-8",

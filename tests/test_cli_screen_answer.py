@@ -32,7 +32,7 @@ def test_the_answer_on_the_screen_is_the_journals(tmp_path: Path) -> None:
     question = "What's the weather in Beijing?"
     child = pexpect.spawn(
         TOOLSLIP,
-        ["run", WEATHER, question, "--model", "local", "--journal", journal],
+        ["run", WEATHER, question, "--model", "local:qwen2.5-coder-0.5b", "--journal", journal],
         env={**env, "COLUMNS": "200", "LINES": "40"},
         dimensions=(40, 200),
         encoding="utf-8",

@@ -59,7 +59,7 @@ def test_a_run_stops_as_soon_as_its_reader_leaves(tmp_path: Path) -> None:
     # the answer back for the figure check, providers/local_figures.py; a list's first lines stream.)
     story = "Do not use any tool. List the names of sixty animals, one name per line."
     script = (
-        f"( $T run {WEATHER} '{story}' --model local 2>err; echo $? > code; date +%s.%N > ended )"
+        f"( $T run {WEATHER} '{story}' --model local:qwen2.5-coder-0.5b 2>err; echo $? > code; date +%s.%N > ended )"
         " | (head -2 > /dev/null; date +%s.%N > left)"
     )
     shell(script, tmp_path)

@@ -78,7 +78,7 @@ def test_use_chat_s_client_drives_the_embedded_model_through_an_approval(tmp_pat
         pytest.skip("the embedded model needs toolslip[local]")
     journal, payments = str(tmp_path / "runs.sqlite"), tmp_path / "payments.log"
     monkeypatch.setenv("CONSOLE_PAYMENTS", str(payments))
-    with console(journal, "--model", "local", "--tools", str(FIXTURE.with_name("payments.py"))) as c:
+    with console(journal, "--model", "local:qwen2.5-coder-0.5b", "--tools", str(FIXTURE.with_name("payments.py"))) as c:
         chat = _chat(c.url, c.token, "Pay bob 20 EUR.", "approve")
     assert chat["status"] == "ready" and chat["error"] is None, chat
     assert chat["asked"] == [{"tool": "tool-pay", "input": {"to": "bob", "amount": 20}}]

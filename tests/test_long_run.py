@@ -43,7 +43,7 @@ def test_a_long_run_of_the_embedded_model_fits_its_window_and_passes_check(proce
     if not available():
         pytest.skip("the embedded model's weights are not installed")
     bench = _bench()
-    model = local_model("local")
+    model = local_model("local:qwen2.5-coder-0.5b")
     assert sorted(bench.PROCESSORS) == sorted(PROCESSORS)  # a new built-in gets its run here too
     row = bench.run_one(processor, STEPS, 2_000, model)
     assert row["error"] == "", row

@@ -5,13 +5,14 @@ from __future__ import annotations
 import importlib.util
 import socket
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 
 from toolslip import ConfigError, Message, ProviderError, Request
-from toolslip.providers import default_model, register_provider, resolve_model
+from toolslip.providers import default_model, model_choice, register_provider, resolve_model
 from toolslip.providers.anthropic import AnthropicModel
 from toolslip.providers.http import HttpTransport, error_message, retry_delay
 from toolslip.providers.openai import OpenAIChatModel, OpenAIResponsesModel
@@ -469,3 +470,23 @@ async def test_a_key_echoed_by_the_service_is_masked(local_server: Any) -> None:
     await model.aclose()
     assert "SECRET123" not in str(caught.value) and "SECRET123" not in caught.value.body
     assert "Incorrect API key provided: ***." in str(caught.value)
+
+
+def test_with_only_the_smaller_local_model_installed_the_default_is_that_model_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a 0.5B install from before the default became the 1.5B model: it fell to the scripted demo, "no local
+    # model installed", with a working model on the machine
+    from toolslip.providers.local_weights import CATALOGUE
+
+    monkeypatch.setenv("TOOLSLIP_CACHE", str(tmp_path))  # nothing assembled yet
+    real = importlib.util.find_spec
+    missing = CATALOGUE["qwen2.5-coder-1.5b"].parts[0].module
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a))
+    if real("llama_cpp") is None or real(CATALOGUE["qwen2.5-coder-0.5b"].parts[0].module) is None:
+        pytest.skip("needs toolslip[local-0.5b]")
+    assert model_choice() == (
+        "local:qwen2.5-coder-0.5b",
+        "no API key set: the embedded local model; the default local model is not installed: "
+        "pip install 'toolslip[local]'",
+    )

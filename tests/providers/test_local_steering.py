@@ -92,7 +92,7 @@ async def test_a_callers_system_prompt_does_not_make_the_model_repeat_the_questi
 
 
 async def test_a_tool_result_far_larger_than_the_window_is_cut_to_fit_not_refused() -> None:
-    model = local_model("local", n_ctx=2048, max_tokens=16)
+    model = local_model("local:qwen2.5-coder-0.5b", n_ctx=2048, max_tokens=16)
     log = "".join(f"2026-12-06T10:00:{i % 60:02d} INFO step {i} compiled module_{i}.c\n" for i in range(6000))
     assert len(log) > 300_000
     call = ToolCall(id="c1", name="read_log", arguments={"name": "build"})

@@ -12,7 +12,6 @@ import pytest
 from toolslip.errors import ConfigError
 from toolslip.providers.local_weights import (
     CATALOGUE,
-    DEFAULT_MODEL,
     ModelCorrupt,
     Part,
     Weights,
@@ -116,14 +115,18 @@ def test_cache_dir_honours_toolslip_cache(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 
 @pytest.mark.slow
-def test_the_real_parts_assemble_to_the_pinned_digest(tmp_path: Path) -> None:
-    """The installed ``toolslip[local]`` packages, hashed for real (about 2 s for 491 MB)."""
-    weights = CATALOGUE[DEFAULT_MODEL]
+@pytest.mark.parametrize(
+    ("name", "size", "digest"),
+    [
+        ("qwen2.5-coder-1.5b", 1_117_320_768, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
+        ("qwen2.5-coder-0.5b", 491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
+    ],
+)
+def test_the_real_parts_assemble_to_the_pinned_digest(tmp_path: Path, name: str, size: int, digest: str) -> None:
+    """The installed ``toolslip[local]`` and ``[local-0.5b]`` packages, hashed for real (about 2 s for 491 MB)."""
+    weights = CATALOGUE[name]
     path = ensure_weights(weights, directory=tmp_path, progress=io.StringIO())
-    assert path.stat().st_size == weights.size == 491_400_064
+    assert path.stat().st_size == weights.size == size
     with path.open("rb") as f:
-        assert (
-            hashlib.file_digest(f, "sha256").hexdigest()
-            == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-        )
+        assert hashlib.file_digest(f, "sha256").hexdigest() == digest
     assert oct(os.stat(path).st_mode & 0o777) == oct(0o644)

