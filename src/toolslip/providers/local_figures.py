@@ -102,6 +102,12 @@ def _taken(calls: Iterable[ToolCall]) -> set[float]:
     return {value for text in texts for _, value, _ in _numbers(text)}
 
 
+def _written_as(source: float, value: float, decimals: int) -> bool:
+    """Whether ``value``, written with ``decimals`` places, is ``source`` as given or rounded to that precision
+    (3002.6 written as 3,003 or 3002.60)."""
+    return value == source or round(source, decimals) == value
+
+
 def ungrounded(answer: str, messages: Sequence[Message]) -> list[str]:
     """The numbers in ``answer`` that no number given to the model supports, as written, without repeats."""
     given = _sources(messages)
@@ -109,8 +115,7 @@ def ungrounded(answer: str, messages: Sequence[Message]) -> list[str]:
     for written, value, decimals in _numbers(answer):
         if decimals == 0 and abs(value) < 10:
             continue
-        # as given, or rounded to the answer's precision (3002.6 written as 3,003 or 3002.60)
-        if any(value == source or round(source, decimals) == value for source in given):
+        if any(_written_as(source, value, decimals) for source in given):
             continue
         if written not in out:
             out.append(written)
@@ -160,7 +165,7 @@ def ignored(answer: str, messages: Sequence[Message]) -> list[str]:
     out: list[str] = []
     for at, own in _results(messages):
         later = _taken(c for m in messages[at + 1 :] for c in m.tool_calls)
-        reached = any(value in later or any(value == v or round(value, d) == v for v, d in said) for _, value in own)
+        reached = any(value in later or any(_written_as(value, v, d) for v, d in said) for _, value in own)
         out += [] if reached else [written for written, _ in own if written not in out]
     return out
 
