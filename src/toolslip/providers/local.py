@@ -48,7 +48,7 @@ from .local_figures import (
 from .local_load import LoadedModel, load_llama
 from .local_probe import check_library
 from .local_settings import capped, offer, triage
-from .local_weights import CATALOGUE, DEFAULT_MODEL, cache_dir, ensure_weights
+from .local_weights import CATALOGUE, DEFAULT_MODEL, ensure_weights, installed
 from .local_window import fit_prompt
 
 __all__ = ["LoadedModel", "LocalModel", "available", "create_model", "installed", "load_llama", "local_model"]
@@ -403,22 +403,6 @@ def create_model(model: str, **options: Any) -> LocalModel:
 def available() -> bool:
     """Whether ``local`` or another catalogue model can work here (:func:`installed`)."""
     return installed() is not None
-
-
-def installed() -> str | None:
-    """The model string to use for the embedded model: ``local`` when llama.cpp and the default's weights are
-    installed or cached, else ``local:NAME`` of another catalogue model that is (a 0.5B install from before
-    the default became the 1.5B model), else ``None``.
-
-    Cheap (no import, no hashing), so the default-model choice can ask it on every CLI start.
-    """
-    if importlib.util.find_spec("llama_cpp") is None:
-        return None
-    for name in (DEFAULT_MODEL, *(n for n in CATALOGUE if n != DEFAULT_MODEL)):
-        weights = CATALOGUE[name]
-        if (cache_dir() / f"{name}.gguf").is_file() or importlib.util.find_spec(weights.parts[0].module) is not None:
-            return "local" if name == DEFAULT_MODEL else f"local:{name}"
-    return None
 
 
 def local_model(spec: str = "local", **options: Any) -> LocalModel:

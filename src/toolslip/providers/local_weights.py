@@ -35,6 +35,7 @@ __all__ = [
     "Weights",
     "cache_dir",
     "ensure_weights",
+    "installed",
     "sha256_file",
 ]
 
@@ -315,3 +316,19 @@ class _Progress:
         if self.tty:
             self.out.write("\n")
         print(f"toolslip: {self.label}: {word}", file=self.out, flush=True)
+
+
+def installed() -> str | None:
+    """The model string to use for the embedded model: ``local`` when llama.cpp and the default's weights are
+    installed or cached, else ``local:NAME`` of another catalogue model that is (a 0.5B install from before
+    the default became the 1.5B model), else ``None``.
+
+    Cheap (no import, no hashing), so the default-model choice can ask it on every CLI start.
+    """
+    if importlib.util.find_spec("llama_cpp") is None:
+        return None
+    for name in (DEFAULT_MODEL, *(n for n in CATALOGUE if n != DEFAULT_MODEL)):
+        weights = CATALOGUE[name]
+        if (cache_dir() / f"{name}.gguf").is_file() or importlib.util.find_spec(weights.parts[0].module) is not None:
+            return "local" if name == DEFAULT_MODEL else f"local:{name}"
+    return None
