@@ -167,45 +167,40 @@ def ignored(answer: str, messages: Sequence[Message]) -> list[str]:
     if not said:
         return []
     out: list[str] = []
-    for at, own in _results(messages):
+    for at, _, own in _results(messages):
         later = _taken(c for m in messages[at + 1 :] for c in m.tool_calls)
         reached = any(value in later or any(_written_as(value, v, d) for v, d in said) for _, value in own)
         out += [] if reached else [written for written, _ in own if written not in out]
     return out
 
 
-def _results(messages: Sequence[Message]) -> list[tuple[int, list[tuple[str, float]]]]:
-    """Each tool result since the user's last question that answered, with where it is and its own figures:
-    those its call did not pass in (numbers under 10 written without a decimal point left alone)."""
+def _results(messages: Sequence[Message]) -> list[tuple[int, str, list[tuple[str, float]]]]:
+    """Each tool result since the user's last question that answered, with where it is, the tool's name and its
+    own figures: those its call did not pass in (numbers under 10 written without a decimal point left alone)."""
     last = question_index(messages)
     if last < 0:
         return []
-    passed = {c.id: _taken([c]) for m in messages[last:] for c in m.tool_calls}
+    calls = {c.id: c for m in messages[last:] for c in m.tool_calls}
     out = []
     for at, message in enumerate(messages[last:], start=last):
         for result in message.tool_results:
             if result.is_error or _NOT_ANSWERED.search(result.text):
                 continue
+            call = calls.get(result.call_id)
+            passed = _taken([call]) if call is not None else set()
             own = [
                 (written, value)
                 for written, value, decimals in _numbers(result.text)
-                if (decimals or abs(value) >= 10) and value not in passed.get(result.call_id, set())
+                if (decimals or abs(value) >= 10) and value not in passed
             ]
-            out += [(at, own)] if own else []
+            out += [(at, call.name if call is not None else result.name or "", own)] if own else []
     return out
 
 
 def producers(figures: Sequence[str], messages: Sequence[Message]) -> set[str]:
-    """The names of the tools whose results since the user's last question hold one of ``figures``."""
+    """The names of the tools whose results since the user's last question gave one of ``figures``."""
     wanted = {value for _, value, _ in _numbers(" ".join(figures))}
-    names = {c.id: c.name for m in messages for c in m.tool_calls}
-    last = max(0, question_index(messages))
-    return {
-        names.get(r.call_id, r.name or "")
-        for m in messages[last:]
-        for r in m.tool_results
-        if wanted & {value for _, value, _ in _numbers(r.text)}
-    }
+    return {name for _, name, own in _results(messages) if wanted & {value for _, value in own}}
 
 
 def takes_a_figure(calls: Sequence[ToolCall], messages: Sequence[Message], also: Sequence[str] = ()) -> bool:
@@ -386,7 +381,7 @@ def _leftover(left: Sequence[str], messages: Sequence[Message]) -> str:
     """What to do with results the answer left out: combine them with the other results' figures through a
     tool, or answer with the one result. Told only which figure it left out, the 0.5B model called ``fx`` on
     it as an amount; told to combine it "with the other results", it added the question's 15000 JPY."""
-    others = [written for _, own in _results(messages) for written, _ in own if written not in left]
+    others = [written for _, _, own in _results(messages) for written, _ in own if written not in left]
     return _COMBINE.format(figures=", ".join(left), others=", ".join(others)) if others else _USE
 
 
