@@ -157,7 +157,11 @@ def test_a_node_killed_mid_eval_still_gives_the_whole_report(cluster: Cluster, t
 
 
 def kill_a_node_inside_a_trial(cluster: Cluster, store: SqliteStore, driver: threading.Thread) -> bool:
-    """SIGKILL the node whose worker holds a trial's lease (its pid is in the lease), once; a fresh node replaces it."""
+    """SIGKILL the node whose worker holds a trial's lease (its pid is in the lease); a fresh node replaces it.
+
+    A trial can finish in the moment between reading its journal and the kill landing; then nothing is left
+    to play again, so the kill counts only when one of that node's trials still has no ``finish`` entry
+    after its node is gone, and otherwise another node is killed."""
     deadline = time.monotonic() + 60
     while driver.is_alive() and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -165,13 +169,16 @@ def kill_a_node_inside_a_trial(cluster: Cluster, store: SqliteStore, driver: thr
         # only a trial still playing: started (a lease is taken a moment before the start entry is written, and
         # a kill in between leaves nothing to play again from its start) and not finished (a lease outlives
         # its run's finish entry for a moment)
-        holders = {h.pid for run, h in held if h.alive() and _playing([e.kind for e in store.entries(run)])}
+        playing = {h.pid: run for run, h in held if h.alive() and _playing([e.kind for e in store.entries(run)])}
         for node in cluster.worker_nodes:
             raylet = psutil.Process(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
-            if holders & {p.pid for p in raylet.children(recursive=True)}:
+            runs = [run for pid, run in playing.items() if pid in {p.pid for p in raylet.children(recursive=True)}]
+            if runs:
                 cluster.remove_node(node, allow_graceful=False)
                 cluster.add_node(num_cpus=1)
-                return True
+                if any(_playing([e.kind for e in store.entries(run)]) for run in runs):
+                    return True
+                break
     return False
 
 
