@@ -153,6 +153,9 @@ async def ask(model: Any, q: dict[str, Any], mode: str, settings: Settings, tool
         "seconds": round(seconds, 1),
         "answer": answer[:300],
         "asked_again": [e["asked_again"][:300] for e in fired if "asked_again" in e],  # the answers it replaced
+        # calls on figures the model made up, asked again; and calls never run (made up again, or cut short)
+        "rewritten": [f"{c['name']}({c['arguments']})" for e in extras.seen for c in e.get("rewritten_calls", ())],
+        "dropped": [f"{c['name']}({c['arguments']})" for e in extras.seen for c in e.get("dropped_calls", ())],
     }
 
 
@@ -169,6 +172,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "correct_by_kind": by_kind,
         "check_fired": sum(r["fired"] for r in rows),
         "check_fired_wrongly": sum(r["fired_wrongly"] for r in rows),
+        "calls_rewritten": sum(len(r.get("rewritten", ())) for r in rows),
+        "calls_dropped": sum(len(r.get("dropped", ())) for r in rows),
         "median_seconds": statistics.median(r["seconds"] for r in rows) if rows else None,
         "tokens": sum(r["tokens"] for r in rows),
         "tokens_per_correct": round(sum(r["tokens"] for r in rows) / counts["correct"]) if counts["correct"] else None,

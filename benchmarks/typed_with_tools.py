@@ -35,6 +35,7 @@ from toolslip.providers.local import local_model
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import expenses
 import weather
+from newcomer import Extras  # the same hook: each response's extra, where the figure check reports
 
 
 class Purchase(BaseModel):
@@ -90,10 +91,18 @@ def main() -> None:
     model = local_model(args.model)
     for name, answer_type, tools, question in CASES:
         started = time.perf_counter()
-        result = Agent(model=model, tools=Toolbox(tools), output_type=answer_type).run(question)
+        extras = Extras()
+        result = Agent(model=model, tools=Toolbox(tools), output_type=answer_type, hooks=[extras]).run(question)
         calls = ", ".join(f"{c.name}({c.arguments})" for m in result.messages for c in m.tool_calls) or "no call"
         seconds = time.perf_counter() - started
-        print(f"{name}: {seconds:.1f} s; {calls}; {result.data!r}; expected {EXPECTED[name]}", flush=True)
+        # the calls on made-up figures the model was asked to write again, and those dropped
+        rewritten = [f"{c['name']}({c['arguments']})" for e in extras.seen for c in e.get("rewritten_calls", ())]
+        dropped = [f"{c['name']}({c['arguments']})" for e in extras.seen for c in e.get("dropped_calls", ())]
+        print(
+            f"{name}: {seconds:.1f} s; {calls}; {result.data!r}; expected {EXPECTED[name]}; "
+            f"rewritten {rewritten or 'none'}; dropped {dropped or 'none'}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

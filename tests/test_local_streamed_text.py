@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from toolslip.core.messages import Message, Request, ToolCall, ToolResult, ToolSpec
+from toolslip.core.messages import Message, OutputSchema, Request, ToolCall, ToolResult, ToolSpec
 from toolslip.core.streaming import ResponseDone, TextChunk
 from toolslip.providers import local
 from toolslip.providers.local_decode import Generated, Stopped
@@ -152,7 +152,10 @@ async def test_a_program_in_code_mode_is_never_streamed_as_answer_text(monkeypat
 
 
 async def _first_turn(
-    monkeypatch: pytest.MonkeyPatch, question: str, passes: list[tuple[list[str], str]]
+    monkeypatch: pytest.MonkeyPatch,
+    question: str,
+    passes: list[tuple[list[str], str]],
+    output: OutputSchema | None = None,
 ) -> tuple[str, Any, list[str]]:
     """The streamed text, the response and the prompts of a first turn (no call yet), each pass of decoding
     writing the pieces given for it and ending for the reason given (``stop`` or ``length``)."""
@@ -171,7 +174,8 @@ async def _first_turn(
     llama = SimpleNamespace(n_ctx=lambda: 8192, tokenize=lambda text, **_: list(text))
     monkeypatch.setattr(model, "load", lambda: SimpleNamespace(template=template, llama=llama, lock=threading.Lock()))
     streamed, final = "", None
-    async for event in model.stream(Request(model="", messages=(Message.user(question),), tools=(ADD,))):
+    request = Request(model="", messages=(Message.user(question),), tools=(ADD,), output=output)
+    async for event in model.stream(request):
         if isinstance(event, TextChunk):
             streamed += event.text
         elif isinstance(event, ResponseDone):
@@ -183,19 +187,48 @@ async def test_a_call_on_a_figure_nobody_gave_is_not_run_and_the_turn_is_answere
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     made_up = '{"name": "add", "arguments": {"a": 120, "b": 1}}'  # as the 0.5B model wrote fx(120, "USD")
+    again = '{"name": "add", "arguments": {"a": 120, "b": 2}}'  # asked to write it again, it made 120 up again
     streamed, response, prompts = await _first_turn(
-        monkeypatch, "What's the capital of France?", [([made_up], "stop"), (["It is Paris."], "stop")]
+        monkeypatch,
+        "What's the capital of France?",
+        [([made_up], "stop"), ([again], "stop"), (["It is Paris."], "stop")],
     )
     assert streamed == response.message.text == "It is Paris." and response.message.tool_calls == []
-    assert response.extra["dropped_calls"] == ({"name": "add", "arguments": {"a": 120, "b": 1}},)
+    assert response.extra["dropped_calls"] == ({"name": "add", "arguments": {"a": 120, "b": 2}},)
+    assert "A call on 120 would be a guess" in prompts[1]
     # the answer's prompt offers no tool and no longer asks for calls
-    assert prompts[1].endswith(", 0)") and "Call a tool" not in prompts[1] and "Call a tool" in prompts[0]
+    assert prompts[2].endswith(", 0)") and "Call a tool" not in prompts[2] and "Call a tool" in prompts[0]
     # a call on the question's own figures runs
     _, kept, _ = await _first_turn(
         monkeypatch, "What is 17 + 25?", [(['{"name": "add", "arguments": {"a": 17, "b": 25}}'], "stop")]
     )
     assert [c.arguments for c in kept.message.tool_calls] == [{"a": 17, "b": 25}]
     assert "dropped_calls" not in kept.extra
+
+
+SUM = OutputSchema(name="Sum", schema={"type": "object", "properties": {"total": {"type": "number"}}})
+
+
+async def test_a_typed_answers_call_on_a_made_up_figure_is_written_again_and_never_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    guess = '{"name": "add", "arguments": {"a": 17, "b": 0.62}}'  # as the 1.5B model wrote calc("(320+15000)*0.62")
+    fixed = '{"name": "add", "arguments": {"a": 17, "b": 25}}'
+    _, response, prompts = await _first_turn(
+        monkeypatch, "What is 17 + 25?", [([guess], "stop"), ([fixed], "stop")], output=SUM
+    )
+    assert [c.arguments for c in response.message.tool_calls] == [{"a": 17, "b": 25}]
+    assert "A call on 0.62 would be a guess" in prompts[1] and "0.62" not in prompts[0]
+    assert "dropped_calls" not in response.extra and "asked_again" not in response.extra
+    assert response.extra["rewritten_calls"] == ({"name": "add", "arguments": {"a": 17, "b": 0.62}},)
+    # written on a made-up figure again, the call is dropped and the typed answer decoded instead
+    again = '{"name": "add", "arguments": {"a": 17, "b": 0.7}}'
+    _, dropped, prompts = await _first_turn(
+        monkeypatch, "What is 17 + 25?", [([guess], "stop"), ([again], "stop"), (['{"total": 42}'], "stop")], SUM
+    )
+    assert dropped.message.text == '{"total": 42}' and dropped.message.tool_calls == []
+    assert dropped.extra["dropped_calls"] == ({"name": "add", "arguments": {"a": 17, "b": 0.7}},)
+    assert len(prompts) == 3 and prompts[2].endswith(", 0)")  # the answer's prompt offers no tool
 
 
 async def test_a_call_cut_short_by_the_output_limit_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:

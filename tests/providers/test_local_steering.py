@@ -128,7 +128,9 @@ async def test_a_call_on_a_figure_the_model_made_up_is_dropped_and_the_question_
     # offered fx, the model wrote fx(120, "USD"): 120 is nobody's figure, and the loop ran that call
     assert response.message.tool_calls == []
     assert "Paris" in response.message.text
-    assert [c["name"] for c in response.extra["dropped_calls"]] == ["fx"], response.extra
+    # asked to write it again with another tool, it made 120 up again (calc("(120+8)*3")): neither call ran
+    assert [c["name"] for c in response.extra["rewritten_calls"]] == ["fx"], response.extra
+    assert [c["name"] for c in response.extra["dropped_calls"]] == ["calc"], response.extra
 
 
 async def test_a_typed_answer_that_left_a_tool_result_out_calls_another_tool_to_combine_it(local: LocalModel) -> None:

@@ -28,7 +28,7 @@ from ..core.errors import ConfigError, InvalidValue, ProviderError
 from ..core.messages import Message, ModelResponse, Request, StopReason, ToolCall, ToolSpec, Usage
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
-from .local_chat import answer_messages, called_since_question, fresh_calls, parse_output, tool_grammar
+from .local_chat import answer_messages, fresh_calls, parse_output, tool_grammar
 from .local_code import PROGRAM_START, code_functions, code_grammar, code_messages, parsed
 from .local_decode import Generated, compiled, generate, whole
 from .local_figures import (
@@ -36,8 +36,8 @@ from .local_figures import (
     ignored,
     invented,
     marked,
-    nudged,
     producers,
+    reconsidered,
     response_extra,
     steered,
     takes_a_figure,
@@ -116,8 +116,6 @@ class LocalModel:
         code = code_functions(request.tools) if calling else None  # code mode: the model writes a program
         offered = request.tools if calling and code is None else ()
         steer = calling and code is None and self.check_figures
-        # Before any call since the question, a call on figures the model made up is dropped (below).
-        first = steer and request.output is None and allow_text and not called_since_question(request.messages)
         messages = steered(request.messages) if steer else list(request.messages)
         reserve = min(int(picked.options["max_tokens"]), self.n_ctx // 4)
         in_memory = (loaded.llama, loaded.template, loaded.lock)
@@ -138,18 +136,19 @@ class LocalModel:
                 yield TextChunk(text=chunk)
         text, calls = parsed(opened + out.text, request, tools, calling=calling, code=code is not None)
         usage = Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
-        # A call on figures the model made up, or cut short, is never run: the turn is decoded again as an answer.
         cut = out.finish == "length" and any(c.arguments is None for c in calls)  # a retry is cut the same way
-        made_up = first and bool(invented(calls, request.messages, tools))
-        dropped = calls if (cut or made_up) and not shown.sent else []
         typed = request.output is not None
-        again = nudged(messages, text, typed) if checking and not calls and not shown.sent else None
-        doubted = text if again is not None else None
+        again = reconsidered(messages, text, calls, tools, typed) if checking and not (shown.sent or cut) else None
+        doubted, rewritten = (text, calls) if again is not None else (None, [])
         if again is not None:  # asked once more, the figures named, the tools offered
             out, text, calls = await self._once_more(
-                loaded, messages, again, offered, picked.options, request, tools, max_calls, first=text
+                loaded, messages, again, offered, picked.options, request, tools, max_calls, first=(text, calls)
             )
             usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
+        # A call cut short, or on figures the model made up (still, once asked again), is never run: the turn is
+        # decoded again as an answer.
+        made_up = checking and bool(invented(calls, request.messages, tools))
+        dropped = calls if (cut or made_up) and not shown.sent else []
         unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and (self.repeat_guard or dropped) and allow_text:
             calls = [] if dropped else fresh_calls(calls, request.messages)
@@ -183,7 +182,7 @@ class LocalModel:
             model=self.name,
             id=f"cmpl-{uuid.uuid4()}",
             # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
-            extra=response_extra(picked.ignored, unsupported, doubted, dropped),
+            extra=response_extra(picked.ignored, unsupported, None if rewritten else doubted, dropped, rewritten),
         )
         for event in response_to_events(dataclasses.replace(response, message=Message.assistant("", calls))):
             if not isinstance(event, ResponseDone):
@@ -201,22 +200,28 @@ class LocalModel:
         tools: tuple[ToolSpec, ...],
         max_calls: int | None,
         *,
-        first: str,
+        first: tuple[str, list[ToolCall]],
     ) -> tuple[Generated, str, list[ToolCall]]:
-        """The turn decoded again from ``again`` (``messages`` with what was wrong with the ``first`` answer).
+        """The turn decoded again from ``again`` (``messages`` with what was wrong with the ``first`` turn).
 
         A typed answer before any call, while the question has figures to convert, add or split, must become
         a call: asked once more with text allowed, the 0.5B model wrote the same answer again (issue 36). A
         call made only because it had to, taking none of the question's figures, is dropped: ``first`` stands.
+        Calls on made-up figures are written again as calls, and stand only if they make none up.
         """
-        left = ignored(first, messages) if request.output is not None else []
-        must_call = request.output is not None and (uncalled(messages) or bool(left))
+        answer, before = first
+        left = ignored(answer, messages) if request.output is not None and not before else []
+        must_call = bool(before) or (request.output is not None and (uncalled(messages) or bool(left)))
         if left:  # a result is combined by another tool: fed back to its own, 2297.6 CNY was converted as USD
             tools = tuple(t for t in tools if t.name not in producers(left, messages)) or tools
+        # a made-up figure comes from another tool than the one it went into: calc again, the model made up a rate
+        tools = tuple(t for t in tools if t.name not in {c.name for c in before}) or tools
         out = await whole(self._decide(loaded, again, offered, options, request, tools, max_calls, not must_call))
         text, calls = parse_output(out.text, tools)
+        if before:  # calls on made-up figures: the new ones if any, else the first (which the caller drops)
+            return out, answer, calls or before
         if must_call and not takes_a_figure(calls, messages, also=left):
-            return out, first, []
+            return out, answer, []
         return out, text, calls
 
     def _program(

@@ -37,7 +37,6 @@ __all__ = [
     "QUOTED_ANSWER_PROMPT",
     "ChatTemplate",
     "answer_messages",
-    "called_since_question",
     "calls_rule",
     "fresh_calls",
     "parse_output",
@@ -383,11 +382,6 @@ def last_question(messages: Sequence[Message]) -> str:
     """The text of the user's last message that has any: the question the model is answering."""
     index = question_index(messages)
     return messages[index].text if index >= 0 else ""
-
-
-def called_since_question(messages: Sequence[Message]) -> bool:
-    """Whether the model has called a tool since the user's last question."""
-    return any(m.tool_calls for m in messages[max(question_index(messages), 0) :])
 
 
 def question_index(messages: Sequence[Message]) -> int:

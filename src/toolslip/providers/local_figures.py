@@ -9,7 +9,7 @@ decimal point are left alone (counts, list numbering, "4 people"). A number noth
 the second answer still has some, it says so in the answer itself (:func:`marked`), so nobody takes
 them for a tool's data.
 
-One module (about 470 lines) because the checks, the lines the model is told, and the streaming gate all
+One module (about 510 lines) because the checks, the lines the model is told, and the streaming gate all
 read the same private number parsing and refusal openers: split, each part would import the others'
 private helpers, and a change to what counts as a figure must reach all three at once.
 """
@@ -31,6 +31,7 @@ __all__ = [
     "DROPPED",
     "FigureGate",
     "NUDGE",
+    "REWRITTEN",
     "STEER",
     "UNGROUNDED",
     "echoes",
@@ -41,6 +42,7 @@ __all__ = [
     "nudged",
     "producers",
     "refuses",
+    "reconsidered",
     "response_extra",
     "steered",
     "takes_a_figure",
@@ -282,6 +284,8 @@ _UNUSED = "My question's {figures} went into no tool call yet."
 _DROPPED_RESULTS = "Your answer leaves out the tool results' {figures}."
 _COMBINE = "Use a tool to combine {figures} with {others}."
 _USE = "Answer with it."
+_GUESSED_CALL = "A call on {figures} would be a guess: neither my question nor any tool result gives it."
+_INSTEAD = "Call the tool that gives it now."
 
 ASKED_AGAIN = "asked_again"
 """``ModelResponse.extra`` key: the first answer, when its figures made the provider ask once more."""
@@ -289,6 +293,10 @@ ASKED_AGAIN = "asked_again"
 DROPPED = "dropped_calls"
 """``ModelResponse.extra`` key: calls not run, the turn answered instead: written on figures nothing gave
 (:func:`invented`), or cut short by the output limit."""
+
+REWRITTEN = "rewritten_calls"
+"""``ModelResponse.extra`` key: a typed answer's calls on made-up figures (:func:`invented`), which the model
+was asked to write again (what it wrote instead ran, unless it made figures up too: then it was dropped)."""
 
 UNGROUNDED = "ungrounded"
 """``ModelResponse.extra`` key: the figures of the answer that neither the conversation nor a tool gave."""
@@ -368,8 +376,33 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
         lines.append(_FROM_RESULTS[language])
     else:
         lines.append(_leftover(left, messages) if left and not guessed else NUDGE)
-    line = "\n\n" + " ".join(lines)
+    return _said(messages, " ".join(lines))
+
+
+def reconsidered(
+    messages: Sequence[Message], answer: str, calls: Sequence[ToolCall], tools: Sequence[ToolSpec], typed: bool
+) -> list[Message] | None:
+    """``messages`` with what is wrong with this turn (:func:`nudged` for an answer; for a typed turn's calls,
+    the figures they made up), or ``None`` if nothing is.
+
+    Asked the seed's trip question for a typed answer, the 1.5B model's first call was
+    ``calc("(320+15000)*0.62")``, a rate of its own, and its answer was built on that result. Dropping the
+    call (as an untyped first turn's is) would leave a typed answer with no call at all."""
+    if not calls:
+        return nudged(messages, answer, typed)
+    guessed = invented(calls, messages, tools)
+    if not guessed:
+        return None
+    lines = [_GUESSED_CALL.format(figures=", ".join(guessed))]
+    if skipped := unused(messages, typed):  # the question's figure the guess stands in for
+        lines.append(_UNUSED.format(figures=", ".join(skipped)))
+    return _said(messages, " ".join([*lines, _INSTEAD]))
+
+
+def _said(messages: Sequence[Message], line: str) -> list[Message]:
+    """``messages`` with ``line`` after the conversation: in the last user or tool message, else a new one."""
     out = list(messages)
+    line = "\n\n" + line
     if out and out[-1].role in ("user", "tool"):
         out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
     else:
@@ -445,13 +478,18 @@ class FigureGate:
 
 
 def response_extra(
-    ignored: tuple[str, ...], unsupported: Sequence[str], doubted: str | None, dropped: Sequence[ToolCall] = ()
+    ignored: tuple[str, ...],
+    unsupported: Sequence[str],
+    doubted: str | None,
+    dropped: Sequence[ToolCall] = (),
+    rewritten: Sequence[ToolCall] = (),
 ) -> dict[str, Any]:
     """``ModelResponse.extra``: the settings ignored, the answer's figures no tool gave, the answer asked again,
-    the calls dropped (never run: the turn was decoded again as an answer)."""
+    the calls dropped (never run: the turn was decoded again as an answer), the calls asked again."""
     extra: dict[str, Any] = {IGNORED: ignored} if ignored else {}
-    if dropped:
-        extra[DROPPED] = tuple({"name": c.name, "arguments": c.arguments} for c in dropped)
+    for key, calls in ((DROPPED, dropped), (REWRITTEN, rewritten)):
+        if calls:
+            extra[key] = tuple({"name": c.name, "arguments": c.arguments} for c in calls)
     if unsupported:
         extra[UNGROUNDED] = tuple(unsupported)
     if doubted:
