@@ -116,7 +116,8 @@ def killer(
                 continue
             cluster.remove_node(nodes[target], allow_graceful=False)  # SIGKILL: raylet, its workers with it
             done.append(target)
-            cluster.add_node(num_cpus=1)
+            # not waited for: on a loaded machine a node took long enough to start that the batch ended first
+            cluster.add_node(wait=False, num_cpus=1)
     finally:
         store.close()
     return done
