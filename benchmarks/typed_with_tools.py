@@ -17,6 +17,14 @@ no call; it took 15.5 s after, 4.1 s before: the forced call, ``fx(320, "USD")``
 dropped). The English trip made no call before and invented ``total_cny=32000000.0``; after, it called
 ``fx(320, "USD")`` and ``calc("15000 * 4")`` and answered 60,000, as the Chinese trip did both times:
 still wrong.
+
+The 1.5B default, 7 Dec 2026 (greedy, one process, another job running), before and after a call on a
+figure nothing gave is written again on every turn (``rewritten`` / ``dropped`` in the output name those
+calls): the English trip went from ``calc("(320 + 15000) * 0.65")`` alone (a made-up rate; 9,958.0 total)
+to ``fx(320, "USD")`` and ``calc("(320 + 15000) * 2297.6 / 4")`` (still wrong); 100 EUR kept its right
+779.0 but no longer ran ``calc("(100*6.779)/100")`` on a made-up rate after ``fx`` (rewritten, then
+dropped); the Chinese trip (``fx``, then ``calc("(2297.6 + 15000) / 4")``), the form (an unneeded
+``calc("(12*3)")``, right fields), 200 USD and the weather were the same both times.
 """
 
 from __future__ import annotations
