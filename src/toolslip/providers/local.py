@@ -139,7 +139,8 @@ class LocalModel:
         cut = out.finish == "length" and any(c.arguments is None for c in calls)  # a retry is cut the same way
         typed = request.output is not None
         again = reconsidered(messages, text, calls, tools, typed) if checking and not (shown.sent or cut) else None
-        doubted, rewritten = (text, calls) if again is not None else (None, [])
+        rewritten = calls if again is not None else []
+        doubted = text if again is not None and not rewritten else None
         if again is not None:  # asked once more, the figures named, the tools offered
             out, text, calls = await self._once_more(
                 loaded, messages, again, offered, picked.options, request, tools, max_calls, first=(text, calls)
@@ -182,7 +183,7 @@ class LocalModel:
             model=self.name,
             id=f"cmpl-{uuid.uuid4()}",
             # No raw_stop_reason: llama.cpp says "stop" after a call too, and formats would echo that word.
-            extra=response_extra(picked.ignored, unsupported, None if rewritten else doubted, dropped, rewritten),
+            extra=response_extra(picked.ignored, unsupported, doubted, dropped, rewritten),
         )
         for event in response_to_events(dataclasses.replace(response, message=Message.assistant("", calls))):
             if not isinstance(event, ResponseDone):

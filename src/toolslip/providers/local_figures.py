@@ -295,8 +295,8 @@ DROPPED = "dropped_calls"
 (:func:`invented`), or cut short by the output limit."""
 
 REWRITTEN = "rewritten_calls"
-"""``ModelResponse.extra`` key: a typed answer's calls on made-up figures (:func:`invented`), which the model
-was asked to write again (what it wrote instead ran, unless it made figures up too: then it was dropped)."""
+"""``ModelResponse.extra`` key: calls on made-up figures (:func:`invented`), which the model was asked to write
+again (what it wrote instead ran, unless it made figures up too: then it was dropped)."""
 
 UNGROUNDED = "ungrounded"
 """``ModelResponse.extra`` key: the figures of the answer that neither the conversation nor a tool gave."""
@@ -382,12 +382,13 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
 def reconsidered(
     messages: Sequence[Message], answer: str, calls: Sequence[ToolCall], tools: Sequence[ToolSpec], typed: bool
 ) -> list[Message] | None:
-    """``messages`` with what is wrong with this turn (:func:`nudged` for an answer; for a typed turn's calls,
-    the figures they made up), or ``None`` if nothing is.
+    """``messages`` with what is wrong with this turn (:func:`nudged` for an answer; for calls, the figures they
+    made up), or ``None`` if nothing is.
 
     Asked the seed's trip question for a typed answer, the 1.5B model's first call was
-    ``calc("(320+15000)*0.62")``, a rate of its own, and its answer was built on that result. Dropping the
-    call (as an untyped first turn's is) would leave a typed answer with no call at all."""
+    ``calc("(320+15000)*0.62")``, a rate of its own, and its answer was built on that result: the tool's
+    result carried the made-up rate as a tool's data. Dropped at once, the call would leave a typed answer
+    with no call at all; written again with ``calc`` left out, it was ``fx(320, "USD")``."""
     if not calls:
         return nudged(messages, answer, typed)
     guessed = invented(calls, messages, tools)
