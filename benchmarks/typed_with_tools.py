@@ -24,7 +24,10 @@ calls): the English trip went from ``calc("(320 + 15000) * 0.65")`` alone (a mad
 to ``fx(320, "USD")`` and ``calc("(320 + 15000) * 2297.6 / 4")`` (still wrong); 100 EUR kept its right
 779.0 but no longer ran ``calc("(100*6.779)/100")`` on a made-up rate after ``fx`` (rewritten, then
 dropped); the Chinese trip (``fx``, then ``calc("(2297.6 + 15000) / 4")``), the form (an unneeded
-``calc("(12*3)")``, right fields), 200 USD and the weather were the same both times.
+``calc("(12*3)")``, right fields), 200 USD and the weather were the same both times. Once an answer asked
+again stands only if it makes no more figures up than the first, the Chinese trip's answer is the first one,
+``{4324.4, 1081.1}`` (the total from ``calc``), instead of ``{1081.1, 270.275}``: both wrong. The 0.5B
+model's six were the same in all three runs.
 """
 
 from __future__ import annotations

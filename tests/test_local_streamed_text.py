@@ -34,7 +34,7 @@ REPEAT = '<tool_call>\n{"name": "add", "arguments": {"a": 17, "b": 25}}\n</tool_
 
 
 async def answer(
-    monkeypatch: pytest.MonkeyPatch, passes: list[list[str]], *, calls: int = 0
+    monkeypatch: pytest.MonkeyPatch, passes: list[list[str]], *, calls: int = 0, output: OutputSchema | None = None
 ) -> tuple[str, str, list[str]]:
     """The streamed text, the answer's text and the prompts of a request after a tool result, each pass
     of decoding writing the pieces given for it."""
@@ -55,7 +55,7 @@ async def answer(
     loaded = SimpleNamespace(template=template, llama=llama, lock=threading.Lock())
     monkeypatch.setattr(model, "load", lambda: loaded)
     streamed, final = "", None
-    async for event in model.stream(Request(model="", messages=AFTER_RESULT, tools=(ADD,))):
+    async for event in model.stream(Request(model="", messages=AFTER_RESULT, tools=(ADD,), output=output)):
         if isinstance(event, TextChunk):
             streamed += event.text
         elif isinstance(event, ResponseDone):
@@ -229,6 +229,18 @@ async def test_a_typed_answers_call_on_a_made_up_figure_is_written_again_and_nev
     assert dropped.message.text == '{"total": 42}' and dropped.message.tool_calls == []
     assert dropped.extra["dropped_calls"] == ({"name": "add", "arguments": {"a": 17, "b": 0.7}},)
     assert len(prompts) == 3 and prompts[2].endswith(", 0)")  # the answer's prompt offers no tool
+
+
+async def test_a_typed_answer_asked_again_stands_only_if_it_makes_no_more_figures_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = '{"total": 42, "each": 21}'  # 21 is nobody's figure: asked again
+    worse = '{"total": 42.5, "each": 21}'  # as the 1.5B model miscopied the trip's 3002.6 as 3002.65
+    _, text, prompts = await answer(monkeypatch, [[first], [worse]], output=SUM)
+    assert text == first and len(prompts) == 2
+    other = '{"total": 42, "each": 20}'  # as many figures of its own: the answer asked again stands
+    _, text, _ = await answer(monkeypatch, [[first], [other]], output=SUM)
+    assert text == other
 
 
 async def test_a_call_cut_short_by_the_output_limit_is_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
