@@ -2,8 +2,10 @@
 
 The questions are ``tests/data/newcomer_questions.jsonl`` (34, English and Chinese: one-tool, arithmetic,
 two-step, and some no tool can answer; see the README beside it). Every question is asked with the tools of
-the example file it is about (``tools``: ``weather`` = ``get_weather``, ``expenses`` = ``fx`` and ``calc``), as
-``toolslip run examples/FILE.py "QUESTION"`` would, no system prompt; ``--all-tools`` offers all three.
+the example file it is about (``tools``: ``weather`` = ``get_weather``, ``expenses`` = ``calc`` and ``fx``, in
+the file's order, as ``toolslip run examples/FILE.py "QUESTION"`` offers them: until 7 Dec 2026 ``fx`` came
+first, and the 1.5B model's greedy path depends on the order), no system prompt; ``--all-tools`` offers all
+three.
 Each answer is graded against the expected figures, independently of the provider's own check:
 
 * **correct**: every expected figure is in the answer (as written or rounded to the answer's precision) and
@@ -65,8 +67,8 @@ def tools(which: str) -> Toolbox:
     from expenses import calc, fx
     from weather import get_weather
 
-    files = {"weather": [get_weather], "expenses": [fx, calc]}
-    return Toolbox(files[which] if which in files else [get_weather, fx, calc])
+    files = {"weather": [get_weather], "expenses": [calc, fx]}  # in the order the file defines them
+    return Toolbox(files[which] if which in files else [get_weather, calc, fx])
 
 
 def numbers(text: str) -> list[tuple[float, int]]:
@@ -145,7 +147,7 @@ async def ask(model: Any, q: dict[str, Any], mode: str, settings: Settings, tool
         "kind": q["kind"],
         "outcome": outcome,
         "marked": _MARK in answer,
-        "calls": [c.name for m in messages for c in m.tool_calls],
+        "calls": [f"{c.name}({c.arguments})" for m in messages for c in m.tool_calls],
         "fired": len(fired),
         "fired_wrongly": wrongly,
         "stop": stop,

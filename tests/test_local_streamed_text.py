@@ -80,7 +80,7 @@ async def test_call_syntax_before_a_repeated_call_is_never_streamed(monkeypatch:
 
 
 async def test_the_space_before_a_new_call_is_not_streamed(monkeypatch: pytest.MonkeyPatch) -> None:
-    new_call = REPEAT.replace("25", "26")  # not answered yet: the turn is this call, after its text
+    new_call = REPEAT.replace('"a": 17, "b": 25', '"a": 5, "b": 8')  # not answered yet: the turn is this call
     streamed, text, prompts = await answer(monkeypatch, [["Adding ", "now ", new_call]], calls=1)
     assert streamed == text == "Adding now" and len(prompts) == 1
 
@@ -156,9 +156,11 @@ async def _first_turn(
     question: str,
     passes: list[tuple[list[str], str]],
     output: OutputSchema | None = None,
+    messages: tuple[Message, ...] = (),
 ) -> tuple[str, Any, list[str]]:
-    """The streamed text, the response and the prompts of a first turn (no call yet), each pass of decoding
-    writing the pieces given for it and ending for the reason given (``stop`` or ``length``)."""
+    """The streamed text, the response and the prompts of a first turn (no call yet; or the turn after
+    ``messages`` instead of ``question``), each pass of decoding writing the pieces given for it and ending for
+    the reason given (``stop`` or ``length``)."""
     prompts: list[str] = []
 
     async def scripted(loaded: Any, prompt: str, options: Any, grammar: Any) -> AsyncIterator[str | Generated]:
@@ -174,7 +176,7 @@ async def _first_turn(
     llama = SimpleNamespace(n_ctx=lambda: 8192, tokenize=lambda text, **_: list(text))
     monkeypatch.setattr(model, "load", lambda: SimpleNamespace(template=template, llama=llama, lock=threading.Lock()))
     streamed, final = "", None
-    request = Request(model="", messages=(Message.user(question),), tools=(ADD,), output=output)
+    request = Request(model="", messages=messages or (Message.user(question),), tools=(ADD,), output=output)
     async for event in model.stream(request):
         if isinstance(event, TextChunk):
             streamed += event.text
@@ -250,3 +252,39 @@ async def test_a_call_cut_short_by_the_output_limit_is_not_run(monkeypatch: pyte
     )
     assert streamed == response.message.text == "I could not work it out." and response.message.tool_calls == []
     assert response.extra["dropped_calls"][0]["name"] == "add"
+
+
+async def test_a_call_on_a_made_up_figure_after_text_on_screen_is_not_run_and_the_answer_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sampled at 0.7, the 1.5B model wrote a sentence and then ``calc("320*6.73 + 15000*0.11")``, rates of its
+    own: with text already on screen the call was neither written again nor dropped, and it ran."""
+    made_up = '<tool_call>\n{"name": "add", "arguments": {"a": 120, "b": 1}}\n</tool_call>'
+    streamed, response, prompts = await _first_turn(
+        monkeypatch,
+        "What's the capital of France?",
+        [(["Let me think", " ", made_up], "stop"), ([" it over: Paris."], "stop")],
+    )
+    assert streamed == response.message.text == "Let me think it over: Paris." and response.message.tool_calls == []
+    assert response.extra["dropped_calls"] == ({"name": "add", "arguments": {"a": 120, "b": 1}},)
+    assert len(prompts) == 2 and prompts[1].endswith("Let me think")  # not written again: the answer goes on
+
+
+async def test_a_call_that_takes_a_figure_a_call_already_took_is_written_again_with_its_tool_still_offered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reuse = '{"name": "add", "arguments": {"a": 17, "b": 3}}'  # as the 1.5B model wrote calc("320 + 15000")
+    fresh = '{"name": "add", "arguments": {"a": 8, "b": 9}}'  # small counts: neither given nor made up
+    _, response, prompts = await _first_turn(
+        monkeypatch, "", [([reuse], "stop"), ([fresh], "stop")], messages=AFTER_RESULT
+    )
+    assert "17 went into a tool call already: use the result that call gave." in prompts[1]
+    assert prompts[1].endswith(", 1)")  # add, the tool it went into, is still offered
+    assert response.extra["rewritten_calls"] == ({"name": "add", "arguments": {"a": 17, "b": 3}},)
+    assert [c.arguments for c in response.message.tool_calls] == [{"a": 8, "b": 9}]
+    # taken again once asked again, it is dropped and the turn answered
+    _, dropped, prompts = await _first_turn(
+        monkeypatch, "", [([reuse], "stop"), ([reuse], "stop"), (["17 + 25 is 42."], "stop")], messages=AFTER_RESULT
+    )
+    assert dropped.message.text == "17 + 25 is 42." and dropped.message.tool_calls == []
+    assert dropped.extra["dropped_calls"] == ({"name": "add", "arguments": {"a": 17, "b": 3}},)

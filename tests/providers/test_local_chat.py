@@ -62,11 +62,25 @@ def test_the_template_gets_tools_calls_and_results_in_the_openai_shape() -> None
         "<system>be brief",
         "<user>天气?",
         '<assistant>[call get_weather {"city": "北京"}]',
-        "<tool>28",
+        '<tool>get_weather(city="北京") returned 28',  # a bare figure, with the call that returned it
         "<user>thanks",
         "<tool>ERROR: boom",
         "<assistant>",
     ]
+
+
+def test_a_result_that_is_a_bare_figure_is_shown_with_its_call_and_one_that_says_what_it_is_is_not() -> None:
+    split = ToolCall(id="c1", name="calc", arguments={"expr": "3002.6 / 4"})
+    fx = ToolCall(id="c2", name="fx", arguments={"amount": 320, "currency": "USD"})
+    messages = [
+        Message.user("trip?"),
+        Message.assistant(calls=[split, fx]),
+        Message.tool(
+            [ToolResult(call_id="c1", content="750.65"), ToolResult(call_id="c2", content="320 USD = 2297.6 CNY")]
+        ),
+    ]
+    lines = ChatTemplate(TEMPLATE).render(messages, []).splitlines()
+    assert lines[-3:] == ['<tool>calc(expr="3002.6 / 4") returned 750.65', "<tool>320 USD = 2297.6 CNY", "<assistant>"]
 
 
 def test_parts_the_model_cannot_read_are_said_not_dropped() -> None:

@@ -8,15 +8,20 @@ from toolslip.providers.local_figures import (
     STEER,
     FigureGate,
     echoes,
+    fed_back,
+    guesses,
     ignored,
     invented,
     marked,
     nudged,
     producers,
+    reconsidered,
     refuses,
+    reused,
     takes_a_figure,
     ungrounded,
     unsteered,
+    untaken,
     unused,
 )
 
@@ -245,3 +250,101 @@ def test_the_steering_line_leaves_a_prompt_that_offers_no_tool_and_everything_el
     assert [m.text for m in unsteered(steered_)] == [f"{mine.text}\n\n{window}", "hi"]
     assert unsteered([Message.system(STEER), Message.user("hi")]) == [Message.user("hi")]
     assert unsteered([mine, Message.user("hi")]) == [mine, Message.user("hi")]
+
+
+def _trip(*steps: tuple[str, dict[str, object], str]) -> list[Message]:
+    """The trip question and ``steps`` (tool, arguments, result), each call answered."""
+    out = [Message.user(TRIP)]
+    for n, (name, arguments, result) in enumerate(steps):
+        out += [
+            Message.assistant(calls=[ToolCall(id=f"s{n}", name=name, arguments=arguments)]),
+            Message.tool([ToolResult(call_id=f"s{n}", content=result)]),
+        ]
+    return out
+
+
+FX_320 = ("fx", {"amount": 320, "currency": "USD"}, "320 USD = 2297.6 CNY")
+FX_15000 = ("fx", {"amount": 15000, "currency": "JPY"}, "15000 JPY = 705.0 CNY")
+
+
+def test_a_result_passed_whole_back_to_the_tool_that_gave_it_is_fed_back() -> None:
+    both = _trip(FX_320, FX_15000)
+    # the 1.5B model's third call on the seed's trip: the yuan converted again as dollars
+    assert fed_back([ToolCall(id="c", name="fx", arguments={"amount": 2297.6, "currency": "USD"})], both) == ["2297.6"]
+    assert fed_back([ToolCall(id="c", name="calc", arguments={"expr": "2297.6"})], both) == []  # another tool
+    summed = _trip(FX_320, FX_15000, ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"))
+    # a result inside a longer argument is the next step, not the same one again
+    assert fed_back([ToolCall(id="c", name="calc", arguments={"expr": "3002.6 / 4"})], summed) == []
+    assert fed_back([ToolCall(id="c", name="calc", arguments={"expr": " 3002.6 "})], summed) == ["3002.6"]
+    # through another tool: 3002.6 came out of calc and, through 2297.6 and 705.0, out of fx
+    assert fed_back([ToolCall(id="c", name="fx", arguments={"amount": 3002.6, "currency": "USD"})], summed) == [
+        "3002.6"
+    ]
+    # the question's own figure, passed in again, is no result of the tool
+    assert fed_back([ToolCall(id="c", name="fx", arguments={"amount": 320, "currency": "EUR"})], both) == []
+
+
+def test_a_figure_a_call_already_took_is_reused_unless_the_question_gave_it_twice() -> None:
+    summed = _trip(FX_320, FX_15000, ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"))
+    # the 1.5B model's stray calls on the seed's trip: dollars plus yen, and a split split again
+    assert reused([ToolCall(id="c", name="calc", arguments={"expr": "320 + 15000"})], summed) == ["320", "15000"]
+    split = _trip(
+        *[FX_320, FX_15000], ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"), ("calc", {"expr": "3002.6 / 4"}, "750.65")
+    )
+    assert reused([ToolCall(id="c", name="calc", arguments={"expr": "3002.6 / 4 / 4"})], split) == ["3002.6"]
+    # the next step takes each figure for the first time
+    assert reused([ToolCall(id="c", name="calc", arguments={"expr": "3002.6 / 4"})], summed) == []
+    assert reused([ToolCall(id="c", name="calc", arguments={"expr": "2297.6 + 705.0"})], _trip(FX_320, FX_15000)) == []
+    # a figure the question gives twice may go into two calls
+    twice = [Message.user("How much are 100 USD and 100 EUR in CNY?")]
+    twice += _trip(("fx", {"amount": 100, "currency": "USD"}, "100 USD = 718.0 CNY"))[1:]
+    assert reused([ToolCall(id="c", name="fx", arguments={"amount": 100, "currency": "EUR"})], twice) == []
+    # a call that failed took nothing; a call repeated whole is the repeat guard's
+    failed = _trip(("fx", {"amount": 320, "currency": "USD"}, "error: the rate service is down"))
+    assert reused([ToolCall(id="c", name="fx", arguments={"amount": 320, "currency": "USD"})], failed) == []
+    assert reused([ToolCall(id="c", name="fx", arguments={"amount": 320, "currency": "USD"})], _trip(FX_320)) == []
+
+
+def test_calls_on_guesses_are_made_up_fed_back_or_reused_figures() -> None:
+    fx = ToolSpec(name="fx", description="Convert to CNY.", parameters={"type": "object", "properties": {}})
+    both = _trip(FX_320, FX_15000)
+    calls = [
+        ToolCall(id="a", name="calc", arguments={"expr": "320 * 6.7"}),
+        ToolCall(id="b", name="fx", arguments={"amount": 705.0, "currency": "JPY"}),
+    ]
+    assert guesses(calls, both, [fx]) == ["6.7", "705.0", "320"]
+    assert guesses([ToolCall(id="c", name="calc", arguments={"expr": "2297.6 + 705.0"})], both, [fx]) == []
+
+
+def test_a_call_on_a_result_fed_back_is_told_where_the_result_came_from_and_what_is_left_to_combine() -> None:
+    both = _trip(FX_320, FX_15000)
+    call = ToolCall(id="c", name="fx", arguments={"amount": 2297.6, "currency": "USD"})
+    said = reconsidered(both, "", [call], [], typed=False)
+    assert said is not None
+    assert "2297.6 already came out of fx: a call of fx on it would apply it twice." in said[-1].text
+    assert said[-1].text.endswith("Use a tool to combine 2297.6 with 705.0.")
+    # 3002.6 is made of 2297.6 and 705.0: nothing is left to combine it with
+    summed = _trip(FX_320, FX_15000, ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"))
+    call = ToolCall(id="c", name="fx", arguments={"amount": 3002.6, "currency": "USD"})
+    said = reconsidered(summed, "", [call], [], typed=False)
+    assert said is not None and said[-1].text.endswith("apply it twice. My question's 4 went into no tool call yet.")
+    done = _trip(FX_320, FX_15000, ("calc", {"expr": "2297.6 + 705.0 / 4"}, "2473.85"))
+    said = reconsidered(
+        done, "", [ToolCall(id="c", name="fx", arguments={"amount": 2473.85, "currency": "USD"})], [], False
+    )
+    assert said is not None and said[-1].text.endswith("a call of fx on it would apply it twice. Answer with it.")
+    assert (
+        reconsidered(summed, "", [ToolCall(id="c", name="calc", arguments={"expr": "3002.6 / 4"})], [], False) is None
+    )
+
+
+def test_a_call_on_a_made_up_figure_while_results_wait_to_be_combined_is_told_to_combine_them() -> None:
+    both = _trip(FX_320, FX_15000)
+    assert untaken(both) == ["2297.6", "705.0"]
+    # the 1.5B model's third call on the trip, a rate it made up out of a result
+    said = reconsidered(both, "", [ToolCall(id="c", name="calc", arguments={"expr": "320 * 2.2976"})], [], False)
+    assert said is not None and said[-1].text.endswith("Use a tool to combine 2297.6 with 705.0.")
+    summed = _trip(FX_320, FX_15000, ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"))
+    assert untaken(summed) == ["3002.6"]
+    said = reconsidered(summed, "", [ToolCall(id="c", name="calc", arguments={"expr": "3002.6 * 0.9"})], [], False)
+    assert said is not None and said[-1].text.endswith("Call the tool that gives it now.")

@@ -33,6 +33,8 @@ from .local_code import PROGRAM_START, code_functions, code_grammar, code_messag
 from .local_decode import Generated, compiled, generate, whole
 from .local_figures import (
     FigureGate,
+    fed_back,
+    guesses,
     ignored,
     invented,
     marked,
@@ -44,6 +46,7 @@ from .local_figures import (
     uncalled,
     ungrounded,
     unsteered,
+    untaken,
 )
 from .local_load import LoadedModel, load_llama
 from .local_probe import check_library
@@ -146,10 +149,10 @@ class LocalModel:
                 loaded, messages, again, offered, picked.options, request, tools, max_calls, first=(text, calls)
             )
             usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
-        # A call cut short, or on figures the model made up (still, once asked again), is never run: the turn is
-        # decoded again as an answer.
-        made_up = checking and bool(invented(calls, request.messages, tools))
-        dropped = calls if (cut or made_up) and not shown.sent else []
+        # A call cut short, or on guesses (made up, fed back, reused; still, once asked again), is never run: the
+        # turn is decoded again as an answer, going on from any text on screen.
+        made_up = checking and bool(guesses(calls, request.messages, tools))
+        dropped = calls if (cut or made_up) and allow_text else []
         unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and (self.repeat_guard or dropped) and allow_text:
             calls = [] if dropped else fresh_calls(calls, request.messages)
@@ -208,16 +211,17 @@ class LocalModel:
         A typed answer before any call, while the question has figures to convert, add or split, must become
         a call: asked once more with text allowed, the 0.5B model wrote the same answer again (issue 36). A
         call made only because it had to, taking none of the question's figures, is dropped: ``first`` stands.
-        Calls on made-up figures are written again as calls, and stand only if they make none up. An answer
-        asked again stands unless it has more figures nothing gave than the first one.
-        """
+        Calls on guesses (:func:`.local_figures.guesses`) are written again, standing only if they make none. An
+        answer asked again stands unless it has more figures nothing gave than the first one."""
         answer, before = first
         left = ignored(answer, messages) if request.output is not None and not before else []
         must_call = bool(before) or (request.output is not None and (uncalled(messages) or bool(left)))
         if left:  # a result is combined by another tool: fed back to its own, 2297.6 CNY was converted as USD
             tools = tuple(t for t in tools if t.name not in producers(left, messages)) or tools
-        # a made-up figure comes from another tool than the one it went into: calc again, the model made up a rate
-        tools = tuple(t for t in tools if t.name not in {c.name for c in before}) or tools
+        # made up (unless results wait to be combined) or fed back, a figure comes from another tool; reused, not
+        made_up = {c.name for c in before if invented([c], messages, tools)} if len(untaken(messages)) < 2 else set()
+        wrong = made_up | {c.name for c in before if fed_back([c], messages)}
+        tools = tuple(t for t in tools if t.name not in wrong) or tools
         out = await whole(self._decide(loaded, again, offered, options, request, tools, max_calls, not must_call))
         text, calls = parse_output(out.text, tools)
         if before:  # calls on made-up figures: the new ones if any, else the first (which the caller drops)

@@ -99,9 +99,10 @@ class ChatTemplate:
         ]
         from jinja2.exceptions import TemplateError
 
+        calls = {c.id: c for m in messages for c in m.tool_calls}
         try:
             return self._template.render(
-                messages=[m for message in messages for m in _template_messages(message)],
+                messages=[m for message in messages for m in _template_messages(message, calls)],
                 tools=wire_tools or None,
                 add_generation_prompt=True,
                 bos_token=self.bos_token,
@@ -111,13 +112,14 @@ class ChatTemplate:
             raise ConfigError(f"the model's chat template failed to render this conversation: {exc}") from exc
 
 
-def _template_messages(message: Message) -> list[dict[str, Any]]:
-    """A neutral message in the OpenAI-like shape chat templates expect (one dict per tool result)."""
+def _template_messages(message: Message, calls: Mapping[str, ToolCall]) -> list[dict[str, Any]]:
+    """A neutral message in the OpenAI-like shape chat templates expect (one dict per tool result); ``calls``
+    by id, for the results that say nothing of what they are (:func:`_result_text`)."""
     if message.role == "tool":
-        out: list[dict[str, Any]] = [
-            {"role": "tool", "tool_call_id": r.call_id, "name": r.name, "content": _result_text(r)}
-            for r in message.tool_results
-        ]
+        out: list[dict[str, Any]] = []
+        for r in message.tool_results:
+            content = _result_text(r, calls.get(r.call_id))
+            out.append({"role": "tool", "tool_call_id": r.call_id, "name": r.name, "content": content})
         trailing = _text(message)
         return out + ([{"role": "user", "content": trailing}] if trailing else [])
     entry: dict[str, Any] = {"role": message.role, "content": _text(message)}
@@ -149,11 +151,26 @@ def _text(message: Message) -> str:
     return "".join(pieces)
 
 
-def _result_text(result: ToolResult) -> str:
+_BARE_FIGURE = re.compile(r"\s*-?\d+(?:\.\d+)?\s*")
+
+
+def _result_text(result: ToolResult, call: ToolCall | None) -> str:
+    """The result as the model reads it; a bare figure with the call that returned it.
+
+    The model matches results to calls by their order alone. After ``calc("2297.6 + 705.0")`` gave 3002.6
+    and ``calc("3002.6 / 4")`` 750.65, the 1.5B model asked the seed's trip question answered "divide the
+    total by 4: 750.65 / 4 = 187.66"; shown ``calc(expr="3002.6 / 4") returned 750.65``, it answered 3002.6
+    in total and 750.65 each (greedy, in English and Chinese). A result that says what it is
+    ("320 USD = 2297.6 CNY") is left as it is."""
     text = result.text
     if not isinstance(result.content, str) and any(isinstance(p, Image) for p in result.content):
         text += "\n[the tool also returned an image; this model cannot see images]"
-    return f"ERROR: {text}" if result.is_error else text
+    if result.is_error:
+        return f"ERROR: {text}"
+    if call is not None and call.arguments is not None and _BARE_FIGURE.fullmatch(text):
+        arguments = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
+        return f"{call.name}({arguments}) returned {text.strip()}"
+    return text
 
 
 # --- the grammar ----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ decimal point are left alone (counts, list numbering, "4 people"). A number noth
 the second answer still has some, it says so in the answer itself (:func:`marked`), so nobody takes
 them for a tool's data.
 
-One module (about 510 lines) because the checks, the lines the model is told, and the streaming gate all
+One module (about 630 lines) because the checks, the lines the model is told, and the streaming gate all
 read the same private number parsing and refusal openers: split, each part would import the others'
 private helpers, and a change to what counts as a figure must reach all three at once.
 """
@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.messages import Message, Text, ToolCall, ToolSpec
 from ..core.model import IGNORED
-from .local_chat import last_question, question_index, with_system_note
+from .local_chat import fresh_calls, last_question, question_index, with_system_note
 
 __all__ = [
     "ASKED_AGAIN",
@@ -35,6 +36,8 @@ __all__ = [
     "STEER",
     "UNGROUNDED",
     "echoes",
+    "fed_back",
+    "guesses",
     "ignored",
     "invented",
     "marked",
@@ -44,12 +47,14 @@ __all__ = [
     "reconsidered",
     "refuses",
     "response_extra",
+    "reused",
     "steered",
     "takes_a_figure",
     "uncalled",
     "ungrounded",
-    "unused",
     "unsteered",
+    "untaken",
+    "unused",
 ]
 
 # ASCII boundaries: Python's \w includes CJK characters, so "是22度" hid its 22 from a \w-bounded pattern.
@@ -199,6 +204,17 @@ def _results(messages: Sequence[Message]) -> list[tuple[int, str, list[tuple[str
     return out
 
 
+def untaken(messages: Sequence[Message]) -> list[str]:
+    """The figures tool results gave since the user's last question that no later call took yet: what a next
+    step has to combine. After ``fx`` had given 2297.6 and 705.0, the 1.5B model called
+    ``calc("320 * 2.2976")``, a rate of its own, where the sum of the two results was the next step."""
+    out: list[str] = []
+    for at, _, own in _results(messages):
+        later = _taken(c for m in messages[at + 1 :] for c in m.tool_calls)
+        out += [written for written, value in own if value not in later and written not in out]
+    return out
+
+
 def producers(figures: Sequence[str], messages: Sequence[Message]) -> set[str]:
     """The names of the tools whose results since the user's last question gave one of ``figures``."""
     wanted = {value for _, value, _ in _numbers(" ".join(figures))}
@@ -233,6 +249,90 @@ def invented(calls: Sequence[ToolCall], messages: Sequence[Message], tools: Sequ
                 continue
             out.append(written)
     return out
+
+
+def _lineage(messages: Sequence[Message]) -> dict[float, tuple[set[str], set[float]]]:
+    """Each figure tool results gave since the user's last question (not one its call passed in), with the
+    tools it came out of and the figures it was made from, directly or through earlier results: 3002.6 from
+    ``calc("2297.6 + 705.0")`` came out of ``calc`` and of the ``fx`` calls that gave 2297.6 and 705.0."""
+    out: dict[float, tuple[set[str], set[float]]] = {}
+    last = question_index(messages)
+    calls = {c.id: c for m in messages[max(last, 0) :] for c in m.tool_calls}
+    for message in messages[last:] if last >= 0 else ():
+        for result in message.tool_results:
+            call = calls.get(result.call_id)
+            if call is None or result.is_error or _NOT_ANSWERED.search(result.text):
+                continue
+            inputs = _taken([call])
+            tools, figures = {call.name}, set(inputs)
+            for value in inputs & out.keys():
+                tools, figures = tools | out[value][0], figures | out[value][1]
+            for _, value, decimals in _numbers(result.text):
+                if (decimals or abs(value) >= 10) and value not in inputs:
+                    before = out.get(value, (set(), set()))
+                    out[value] = (before[0] | tools, before[1] | figures)
+    return out
+
+
+def fed_back(calls: Sequence[ToolCall], messages: Sequence[Message]) -> list[str]:
+    """The figures ``calls`` pass, as a whole argument, back to a tool they came out of since the user's last
+    question (:func:`_lineage`).
+
+    After ``fx(320, "USD")`` gave "320 USD = 2297.6 CNY" and ``fx(15000, "JPY")`` 705.0, the 1.5B model asked
+    the seed's trip question called ``fx(2297.6, "USD")``, converting the yuan again as dollars, and answered
+    with that result (in Chinese it fed each result back until the step limit); once ``calc`` had added them
+    up, it called ``fx(3002.6, "USD")``. A result is what a tool turned its input into: passed back whole, it
+    goes through the tool twice. A result inside a longer argument is left alone (``calc("3002.6 / 4")``
+    after ``calc`` gave 3002.6 is a next step)."""
+    lineage = _lineage(messages)
+    out: list[str] = []
+    for call in calls:
+        for value in (call.arguments or {}).values():
+            whole = _NUMBER.fullmatch(value.strip()) if isinstance(value, str) else None
+            number = float(whole.group(0).replace(",", "")) if whole else value
+            if isinstance(number, int | float) and not isinstance(number, bool):
+                written = whole.group(0) if whole else json.dumps(number)
+                if call.name in lineage.get(number, ((), ()))[0] and written not in out:
+                    out.append(written)
+    return out
+
+
+def reused(calls: Sequence[ToolCall], messages: Sequence[Message]) -> list[str]:
+    """The figures ``calls`` take that calls answered since the user's last question took already, as often as
+    the question and the tools' results gave them (a call that repeats an answered one whole is left to
+    :func:`.local_chat.fresh_calls`).
+
+    After ``fx`` had turned 320 USD into 2297.6 CNY and 15000 JPY into 705.0, and ``calc`` had added them up,
+    the 1.5B model asked the seed's trip question called ``calc("320 + 15000")``, dollars plus yen; after
+    ``calc("3002.6 / 4")`` gave 750.65 it called ``calc("3002.6 / 4 / 4")``, and so on to the step limit. A
+    figure a call took has given its answer; taken again, it mixes up what a step turned it into with what it
+    was, or repeats the step. A question that gives a figure twice ("100 USD and 100 EUR") may use it twice.
+    """
+    last = question_index(messages)
+    if last < 0:
+        return []
+    given = Counter(value for _, value, decimals in _numbers(messages[last].text) if decimals or abs(value) >= 10)
+    given.update(value for _, _, own in _results(messages) for _, value in own)
+    answered = {
+        r.call_id
+        for m in messages[last:]
+        for r in m.tool_results
+        if not r.is_error and not _NOT_ANSWERED.search(r.text)
+    }
+    taken = Counter(value for m in messages[last:] for c in m.tool_calls if c.id in answered for value in _taken([c]))
+    out: list[str] = []
+    for call in fresh_calls(calls, messages):
+        for written, value, decimals in _numbers(json.dumps(call.arguments or {}, ensure_ascii=False)):
+            if (decimals or abs(value) >= 10) and taken[value] >= given[value] > 0 and written not in out:
+                out.append(written)
+    return out
+
+
+def guesses(calls: Sequence[ToolCall], messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[str]:
+    """The figures of ``calls`` that answer no part of the question: made up (:func:`invented`), fed back to the
+    tool that gave them (:func:`fed_back`) or taken again (:func:`reused`). Such calls are never run as
+    written."""
+    return invented(calls, messages, tools) + fed_back(calls, messages) + reused(calls, messages)
 
 
 def _defaults(schema: Any) -> list[Any]:
@@ -286,6 +386,8 @@ _COMBINE = "Use a tool to combine {figures} with {others}."
 _USE = "Answer with it."
 _GUESSED_CALL = "A call on {figures} would be a guess: neither my question nor any tool result gives it."
 _INSTEAD = "Call the tool that gives it now."
+_FED_BACK = "{figures} already came out of {tools}: a call of {tools} on it would apply it twice."
+_REUSED = "{figures} went into a tool call already: use the result that call gave."
 
 ASKED_AGAIN = "asked_again"
 """``ModelResponse.extra`` key: the first answer, when its figures made the provider ask once more."""
@@ -391,13 +493,26 @@ def reconsidered(
     with no call at all; written again with ``calc`` left out, it was ``fx(320, "USD")``."""
     if not calls:
         return nudged(messages, answer, typed)
-    guessed = invented(calls, messages, tools)
-    if not guessed:
+    guessed, again, twice = invented(calls, messages, tools), fed_back(calls, messages), reused(calls, messages)
+    if not (guessed or again or twice):
         return None
-    lines = [_GUESSED_CALL.format(figures=", ".join(guessed))]
+    lines = [_GUESSED_CALL.format(figures=", ".join(guessed))] if guessed else []
+    if again:
+        names = " and ".join(sorted({c.name for c in calls if fed_back([c], messages)}))
+        lines.append(_FED_BACK.format(figures=", ".join(again), tools=names))
+    lines += [_REUSED.format(figures=", ".join(twice))] if twice else []
     if skipped := unused(messages, typed):  # the question's figure the guess stands in for
         lines.append(_UNUSED.format(figures=", ".join(skipped)))
-    return _said(messages, " ".join([*lines, _INSTEAD]))
+    rest = _guessed_instead(messages) if guessed else _leftover(again, messages, made_of=True) if again else ""
+    lines += [rest] if rest and not (rest == _USE and skipped) else []  # a figure of the question is left
+    return _said(messages, " ".join(lines))
+
+
+def _guessed_instead(messages: Sequence[Message]) -> str:
+    """What to do instead of a call on a made-up figure: combine the results no call took yet, if there are
+    two or more (:func:`untaken`), or call the tool that gives the figure."""
+    left = untaken(messages)
+    return _COMBINE.format(figures=left[0], others=", ".join(left[1:])) if len(left) > 1 else _INSTEAD
 
 
 def _said(messages: Sequence[Message], line: str) -> list[Message]:
@@ -411,11 +526,14 @@ def _said(messages: Sequence[Message], line: str) -> list[Message]:
     return out
 
 
-def _leftover(left: Sequence[str], messages: Sequence[Message]) -> str:
+def _leftover(left: Sequence[str], messages: Sequence[Message], *, made_of: bool = False) -> str:
     """What to do with results the answer left out: combine them with the other results' figures through a
     tool, or answer with the one result. Told only which figure it left out, the 0.5B model called ``fx`` on
-    it as an amount; told to combine it "with the other results", it added the question's 15000 JPY."""
-    others = [written for _, _, own in _results(messages) for written, _ in own if written not in left]
+    it as an amount; told to combine it "with the other results", it added the question's 15000 JPY. With
+    ``made_of``, the figures ``left`` were made from are no others (3002.6 is 2297.6 and 705.0 combined)."""
+    lineage = _lineage(messages) if made_of else {}
+    parts = {f for _, value, _ in _numbers(" ".join(left)) for f in lineage.get(value, ((), ()))[1]}
+    others = [w for _, _, own in _results(messages) for w, value in own if w not in left and value not in parts]
     return _COMBINE.format(figures=", ".join(left), others=", ".join(others)) if others else _USE
 
 
