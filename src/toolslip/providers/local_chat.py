@@ -160,8 +160,8 @@ def _result_text(result: ToolResult, call: ToolCall | None) -> str:
     The model matches results to calls by their order alone. After ``calc("2297.6 + 705.0")`` gave 3002.6
     and ``calc("3002.6 / 4")`` 750.65, the 1.5B model asked the seed's trip question answered "divide the
     total by 4: 750.65 / 4 = 187.66"; shown ``calc(expr="3002.6 / 4") returned 750.65``, it answered 3002.6
-    in total and 750.65 each (greedy, in English and Chinese). A result that says what it is
-    ("320 USD = 2297.6 CNY") is left as it is."""
+    in total and 750.65 each (greedy, in English and Chinese; sampled at 0.7, 6 of 10 right with the call
+    shown or not). A result that says what it is ("320 USD = 2297.6 CNY") is left as it is."""
     text = result.text
     if not isinstance(result.content, str) and any(isinstance(p, Image) for p in result.content):
         text += "\n[the tool also returned an image; this model cannot see images]"
