@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.messages import Message, Text, ToolCall, ToolSpec
+from ..core.messages import Message, Text, ToolCall, ToolResult, ToolSpec
 from ..core.model import IGNORED
 from .local_chat import fresh_calls, last_question, question_index, with_system_note
 
@@ -191,7 +191,7 @@ def _results(messages: Sequence[Message]) -> list[tuple[int, str, list[tuple[str
     out = []
     for at, message in enumerate(messages[last:], start=last):
         for result in message.tool_results:
-            if result.is_error or _NOT_ANSWERED.search(result.text):
+            if not _answers(result):
                 continue
             call = calls.get(result.call_id)
             passed = _taken([call]) if call is not None else set()
@@ -261,7 +261,7 @@ def _lineage(messages: Sequence[Message]) -> dict[float, tuple[set[str], set[flo
     for message in messages[last:] if last >= 0 else ():
         for result in message.tool_results:
             call = calls.get(result.call_id)
-            if call is None or result.is_error or _NOT_ANSWERED.search(result.text):
+            if call is None or not _answers(result):
                 continue
             inputs = _taken([call])
             tools, figures = {call.name}, set(inputs)
@@ -313,12 +313,7 @@ def reused(calls: Sequence[ToolCall], messages: Sequence[Message]) -> list[str]:
         return []
     given = Counter(value for _, value, decimals in _numbers(messages[last].text) if decimals or abs(value) >= 10)
     given.update(value for _, _, own in _results(messages) for _, value in own)
-    answered = {
-        r.call_id
-        for m in messages[last:]
-        for r in m.tool_results
-        if not r.is_error and not _NOT_ANSWERED.search(r.text)
-    }
+    answered = {r.call_id for m in messages[last:] for r in m.tool_results if _answers(r)}
     taken = Counter(value for m in messages[last:] for c in m.tool_calls if c.id in answered for value in _taken([c]))
     out: list[str] = []
     for call in fresh_calls(calls, messages):
@@ -410,6 +405,13 @@ _OPENERS = (
 )  # fmt: skip
 """How the 0.5B model's refusals begin: "抱歉，我无法提供这个工具的响应。" right after a result that answered."""
 _NOT_ANSWERED = re.compile(r"error|refused|failed|no data|not supported|unknown|invalid", re.IGNORECASE)
+
+
+def _answers(result: ToolResult) -> bool:
+    """Whether a tool result gave what was asked: not an error, and not a refusal or a "no data" in words."""
+    return not result.is_error and not _NOT_ANSWERED.search(result.text)
+
+
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _FROM_RESULTS = {
     "en": "Answer my question only from the tool results above.",
@@ -431,7 +433,7 @@ def _answered(messages: Sequence[Message]) -> bool:
     last = messages[-1] if messages else None
     if last is None or last.role != "tool":
         return False
-    return any(not r.is_error and not _NOT_ANSWERED.search(r.text) for r in last.tool_results)
+    return any(_answers(r) for r in last.tool_results)
 
 
 def refuses(answer: str, messages: Sequence[Message]) -> bool:
