@@ -157,6 +157,7 @@ async def _first_turn(
     passes: list[tuple[list[str], str]],
     output: OutputSchema | None = None,
     messages: tuple[Message, ...] = (),
+    tools: tuple[ToolSpec, ...] = (ADD,),
 ) -> tuple[str, Any, list[str]]:
     """The streamed text, the response and the prompts of a first turn (no call yet; or the turn after
     ``messages`` instead of ``question``), each pass of decoding writing the pieces given for it and ending for
@@ -176,7 +177,7 @@ async def _first_turn(
     llama = SimpleNamespace(n_ctx=lambda: 8192, tokenize=lambda text, **_: list(text))
     monkeypatch.setattr(model, "load", lambda: SimpleNamespace(template=template, llama=llama, lock=threading.Lock()))
     streamed, final = "", None
-    request = Request(model="", messages=messages or (Message.user(question),), tools=(ADD,), output=output)
+    request = Request(model="", messages=messages or (Message.user(question),), tools=tools, output=output)
     async for event in model.stream(request):
         if isinstance(event, TextChunk):
             streamed += event.text
@@ -288,3 +289,94 @@ async def test_a_call_that_takes_a_figure_a_call_already_took_is_written_again_w
     )
     assert dropped.message.text == "17 + 25 is 42." and dropped.message.tool_calls == []
     assert dropped.extra["dropped_calls"] == ({"name": "add", "arguments": {"a": 17, "b": 3}},)
+
+
+async def test_a_text_answer_with_figures_of_its_own_while_the_question_waits_for_a_tool_must_become_a_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sampled at 0.7, the 1.5B model worked the seed's trip out in its head before any call ("320 × 7.31 =
+    2369.60 元"), and asked again, did so again: an answer stood where a call was due."""
+    right = '{"name": "add", "arguments": {"a": 17, "b": 25}}'
+    streamed, response, prompts = await _first_turn(
+        monkeypatch, "What is 17 + 25?", [(["It is 43."], "stop"), ([right], "stop")]
+    )
+    assert streamed == "" and [c.arguments for c in response.message.tool_calls] == [{"a": 17, "b": 25}]
+    assert "An answer with 43 would be a guess" in prompts[1]
+    # in its head again: the first answer stands, its figure marked, and no third pass is made
+    _, again, prompts = await _first_turn(
+        monkeypatch, "What is 17 + 25?", [(["It is 43."], "stop"), (["It is 44."], "stop")]
+    )
+    assert again.message.text.startswith("It is 43.") and "[not from a tool: 43" in again.message.text
+    assert len(prompts) == 2 and again.message.tool_calls == []
+    # with nothing left for a tool to take, the answer streams up to the figure nothing gave, and is marked
+    _, after, prompts = await _first_turn(monkeypatch, "", [(["17 + 25 is ", "43."], "stop")], messages=AFTER_RESULT)
+    assert after.message.text.startswith("17 + 25 is 43.\n\n[not from a tool: 43") and len(prompts) == 1
+
+
+async def test_an_answer_after_a_tool_that_failed_is_held_and_one_with_data_of_its_own_is_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "成都今天多少度？" with no data for 成都: the 1.5B model answered "... is 22 degrees Celsius", and the text
+    before 22 was already on screen, so the answer could only be marked."""
+    failed = (
+        Message.user("What is 17 + 25?"),
+        Message.assistant("", [CALL]),
+        Message(role="tool", parts=(ToolResult(call_id="c1", name="add", content="error: add is down"),)),
+    )
+    streamed, response, prompts = await _first_turn(
+        monkeypatch,
+        "",
+        [(["The sum ", "is 43."], "stop"), (["I could not add them: the tool failed."], "stop")],
+        messages=failed,
+    )
+    assert streamed == response.message.text == "I could not add them: the tool failed."
+    assert "say that you could not get it" in prompts[1] and "Call the tool" not in prompts[1]
+
+
+async def test_of_the_calls_written_into_one_answer_only_those_on_guesses_and_copies_are_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sampled at 0.7, the 1.5B model wrote the seed's trip as prose with ``fx(320, "USD")`` and ``fx(15000, "JPY")``
+    three times each and ``calc("571.30 / 4")`` among them: every call was dropped, the right ones too."""
+    right = '{"name": "add", "arguments": {"a": 17, "b": 25}}'
+    guess = '{"name": "add", "arguments": {"a": 571.3, "b": 4}}'
+    mixed = f"So 17 + 25 makes 43.\n{right}\n{right}\n{guess}"
+    _, response, prompts = await _first_turn(monkeypatch, "What is 17 + 25?", [([mixed], "stop"), ([mixed], "stop")])
+    assert [c.arguments for c in response.message.tool_calls] == [{"a": 17, "b": 25}]
+    assert [c["arguments"] for c in response.extra["dropped_calls"]] == [{"a": 17, "b": 25}, {"a": 571.3, "b": 4}]
+    assert "A call on 571.3 would be a guess" in prompts[1] and len(prompts) == 2
+    assert response.message.text == "So 17 + 25 makes 43."  # text beside a call is the turn's, not the answer
+
+
+async def test_the_answer_after_a_repeated_call_whose_results_all_failed_is_told_the_tools_found_no_data(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The 1.5B model called the weather tool again for 成都 after its error, and the answer decoded instead said
+    "22 degrees Celsius" (10 °C for Lhasa): told the tools found no data, it said so."""
+    failed = (
+        Message.user("What is 17 + 25?"),
+        Message.assistant("", [CALL]),
+        Message(role="tool", parts=(ToolResult(call_id="c1", name="add", content="error: add is down"),)),
+    )
+    _, response, prompts = await _first_turn(
+        monkeypatch, "", [([REPEAT], "stop"), (["The add tool found no data."], "stop")], messages=failed
+    )
+    assert response.message.text == "The add tool found no data." and response.message.tool_calls == []
+    assert "The tools found no data: say that you could not get it." in prompts[1]
+    _, _, prompts = await _first_turn(monkeypatch, "", [([REPEAT], "stop"), (["42."], "stop")], messages=AFTER_RESULT)
+    assert "found no data" not in prompts[1]  # a result that answered: the answer is asked for as before
+
+
+async def test_a_call_due_that_is_written_on_a_guess_is_written_once_more_without_its_tool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Asked again after an answer worked out in its head, the 1.5B model called ``calc("15000 * 0.11")``, a rate
+    of its own, where ``fx`` gave the rate: the call was dropped and the answer decoded from its head again."""
+    mul = ToolSpec(name="mul", description="Multiply two numbers.", parameters={"type": "object"})
+    guess = '{"name": "add", "arguments": {"a": 17, "b": 0.5}}'
+    right = '{"name": "mul", "arguments": {"a": 17, "b": 25}}'
+    passes = [(["It is 43."], "stop"), ([guess], "stop"), ([right], "stop")]
+    _, response, prompts = await _first_turn(monkeypatch, "What is 17 + 25?", passes, tools=(ADD, mul))
+    assert [(c.name, c.arguments) for c in response.message.tool_calls] == [("mul", {"a": 17, "b": 25})]
+    assert len(prompts) == 3 and "dropped_calls" not in response.extra
+    assert response.usage.output_tokens == 3  # every pass counted: one piece each

@@ -303,3 +303,31 @@ def test_the_openai_sdk_loop_gets_the_weather_answer_in_two_model_calls(served: 
                 output = get_weather(**json.loads(call.function.arguments))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(output)})
     assert asked == 2 and choice.finish_reason == "stop" and "28" in (choice.message.content or "")
+
+
+def test_answer_text_never_writes_a_tool_results_tag_and_keeps_every_other_angle_bracket(model: LocalModel) -> None:
+    # The 1.5B model wrote a <tool_response> block of its own into the seed's trip answer (issue 37): a figure
+    # worked out in its head, dressed as a tool's output. The answer grammars leave that tag out, and only it.
+    import threading
+
+    from toolslip.providers.local_chat import CONTINUATION, tool_grammar
+    from toolslip.providers.local_decode import compiled, generate
+
+    loaded = model.load()
+
+    def reply(line: str, grammar: Any) -> str:
+        asked = [Message.user(f"Repeat after me: {line}")]
+        prompt = loaded.template.render(asked, ())
+        options = {"max_tokens": 30, "temperature": 0.0, "seed": 0, "stop": []}
+        with loaded.lock:
+            out = generate(loaded.llama, prompt, options, grammar=grammar, cancel=threading.Event(), emit=len)
+        return out.text
+
+    tagged = "x <tool_response>42</tool_response>"
+    assert "<tool_response>" in reply(tagged, None)  # unconstrained, the model copies the tag
+    for grammar in (CONTINUATION, tool_grammar([], allow_text=True, max_calls=None)):
+        kept = reply(tagged, compiled(grammar))
+        assert "<tool_r" not in kept and "</tool_r" not in kept and "42" in kept
+    plain = "x <b>42</b> <tool_call> and a<b"
+    assert "<b>42</b>" in reply(plain, None)
+    assert reply(plain, compiled(CONTINUATION)) == reply(plain, None)

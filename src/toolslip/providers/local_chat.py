@@ -34,6 +34,7 @@ weather questions; with the question quoted, 9 of 9 answered across three system
 
 __all__ = [
     "ANSWER_PROMPT",
+    "CONTINUATION",
     "QUOTED_ANSWER_PROMPT",
     "ChatTemplate",
     "answer_messages",
@@ -41,6 +42,7 @@ __all__ = [
     "fresh_calls",
     "parse_output",
     "last_question",
+    "once_each",
     "question_index",
     "tool_grammar",
     "with_system_note",
@@ -184,8 +186,25 @@ def _result_text(result: ToolResult, call: ToolCall | None) -> str:
 # Where only an answer is allowed (tool_choice "none"), the 0.5B model echoes the call or the tool result
 # as text, so quotes and brackets may not start it either. Both were chosen by measuring the weather
 # task; forbidding every punctuation start in both cases made the model write nonsense (0/12 answers).
-_TEXT_RULE = "text ::= [^<{\\[>` \\t\\n] [^\\x00]*"
-_ANSWER_RULE = "text ::= [^<{`\\[ \\t\\n\"'>(] [^\\x00]*"
+_TEXT_RULE = "text ::= [^<{\\[>` \\t\\n] prose"
+_ANSWER_RULE = "text ::= [^<{`\\[ \\t\\n\"'>(] prose"
+
+# The prose of an answer: any text but a tool result's tag (Qwen's <tool_response>, four ordinary tokens): the 1.5B
+# model wrote such a block into its English trip answer, a share worked out in its head dressed as a tool's output.
+# After a "<" (prose-lt) anything may come that does not go on to "<tool_r" or "</tool_r" ("<tool_call>", "<br>").
+_PROSE_RULES = "\n".join(
+    (
+        'prose ::= ([^<\\x00] | "<" prose-lt)*',
+        'prose-lt ::= [^t/<\\x00] | "<" prose-lt | "t" prose-t1 | "/" ([^t<\\x00] | "<" prose-lt | "t" prose-t1)',
+        'prose-t1 ::= [^o<\\x00] | "<" prose-lt | "o" prose-t2',
+        'prose-t2 ::= [^o<\\x00] | "<" prose-lt | "o" prose-t3',
+        'prose-t3 ::= [^l<\\x00] | "<" prose-lt | "l" prose-t4',
+        'prose-t4 ::= [^_<\\x00] | "<" prose-lt | "_" prose-t5',
+        'prose-t5 ::= [^r<\\x00] | "<" prose-lt',
+    )
+)
+CONTINUATION = f"root ::= prose\n{_PROSE_RULES}"
+"""The grammar of whatever continues answer text already streamed."""
 
 
 def tool_grammar(
@@ -197,7 +216,7 @@ def tool_grammar(
     always parses and names a real tool. With no tools the grammar allows only an answer.
     """
     if not tools:
-        return f"root ::= text\n{_ANSWER_RULE}"
+        return f"root ::= text\n{_ANSWER_RULE}\n{_PROSE_RULES}"
     from llama_cpp.llama_grammar import SchemaConverter
 
     # llama-cpp-python's converter is unannotated; these three calls are its whole use here.
@@ -208,7 +227,7 @@ def tool_grammar(
     schema_rules: str = converter.format_grammar()  # type: ignore[no-untyped-call]
     if not allow_text:
         return f"{schema_rules}\nroot ::= {calls}"
-    return f"{schema_rules}\nroot ::= {calls} | text\n{_TEXT_RULE}"
+    return f"{schema_rules}\nroot ::= {calls} | text\n{_TEXT_RULE}\n{_PROSE_RULES}"
 
 
 def calls_rule(converter: Any, tools: Sequence[ToolSpec], max_calls: int | None, *, any_spelling: bool = False) -> str:
@@ -389,6 +408,13 @@ def fresh_calls(calls: Sequence[ToolCall], messages: Sequence[Message]) -> list[
     answered = {r.call_id for m in messages for r in m.tool_results if not r.is_error}
     done = {_call_key(c) for m in messages for c in m.tool_calls if c.id in answered and c.arguments is not None}
     return [c for c in calls if c.arguments is None or _call_key(c) not in done]
+
+
+def once_each(calls: Sequence[ToolCall]) -> list[ToolCall]:
+    """``calls`` less those identical to one before them: the 1.5B model, sampled, wrote ``fx(320, "USD")`` and
+    ``fx(15000, "JPY")`` three times each into one answer's text."""
+    keys = [_call_key(c) if c.arguments is not None else (c.id, "") for c in calls]
+    return [call for n, call in enumerate(calls) if keys[n] not in keys[:n]]
 
 
 def _call_key(call: ToolCall) -> tuple[str, str]:

@@ -9,7 +9,7 @@ decimal point are left alone (counts, list numbering, "4 people"). A number noth
 the second answer still has some, it says so in the answer itself (:func:`marked`), so nobody takes
 them for a tool's data.
 
-One module (about 630 lines) because the checks, the lines the model is told, and the streaming gate all
+One module (about 660 lines) because the checks, the lines the model is told, and the streaming gate all
 read the same private number parsing and refusal openers: split, each part would import the others'
 private helpers, and a change to what counts as a figure must reach all three at once.
 """
@@ -36,6 +36,7 @@ __all__ = [
     "STEER",
     "UNGROUNDED",
     "echoes",
+    "failed",
     "fed_back",
     "guesses",
     "ignored",
@@ -43,14 +44,15 @@ __all__ = [
     "marked",
     "not_from_a_tool",
     "nudged",
+    "pending",
     "producers",
     "reconsidered",
     "refuses",
     "response_extra",
     "reused",
     "steered",
+    "told_failed",
     "takes_a_figure",
-    "uncalled",
     "ungrounded",
     "unsteered",
     "untaken",
@@ -156,6 +158,14 @@ def unused(messages: Sequence[Message], typed: bool = False) -> list[str]:
         if value not in taken and written not in out:
             out.append(written)
     return out
+
+
+def pending(messages: Sequence[Message]) -> bool:
+    """Whether a tool still has figures to take: the question's, which no call took yet, or two results or more
+    to combine (:func:`untaken`). An answer then with figures of its own is asked again as a call, so it is held
+    whole: sampled at 0.7, the 1.5B model wrote "Let's break it down step by step. ... Assume the current rate is
+    approximately 6.75" to the seed's trip before any call, and with that text on screen it could only be marked."""
+    return bool(unused(messages, typed=True)) or len(untaken(messages)) > 1
 
 
 def ignored(answer: str, messages: Sequence[Message]) -> list[str]:
@@ -297,10 +307,12 @@ def fed_back(calls: Sequence[ToolCall], messages: Sequence[Message]) -> list[str
     return out
 
 
-def reused(calls: Sequence[ToolCall], messages: Sequence[Message]) -> list[str]:
+def reused(calls: Sequence[ToolCall], messages: Sequence[Message], tools: Sequence[ToolSpec] = ()) -> list[str]:
     """The figures ``calls`` take that calls answered since the user's last question took already, as often as
-    the question and the tools' results gave them (a call that repeats an answered one whole is left to
-    :func:`.local_chat.fresh_calls`).
+    the question and the tools' results gave them. A call that repeats an answered one whole is left to
+    :func:`.local_chat.fresh_calls` (the answer is decoded instead), unless figures wait for a tool
+    (:func:`pending`) and ``tools`` offer another: after both conversions, the 1.5B model sampled at 0.7 called
+    ``fx(320, "USD")`` again, and the answer forced instead added them up in its head (2 of 4 seeds).
 
     After ``fx`` had turned 320 USD into 2297.6 CNY and 15000 JPY into 705.0, and ``calc`` had added them up,
     the 1.5B model asked the seed's trip question called ``calc("320 + 15000")``, dollars plus yen; after
@@ -316,7 +328,8 @@ def reused(calls: Sequence[ToolCall], messages: Sequence[Message]) -> list[str]:
     answered = {r.call_id for m in messages[last:] for r in m.tool_results if _answers(r)}
     taken = Counter(value for m in messages[last:] for c in m.tool_calls if c.id in answered for value in _taken([c]))
     out: list[str] = []
-    for call in fresh_calls(calls, messages):
+    whole = len({t.name for t in tools}) > 1 and pending(messages)
+    for call in calls if whole else fresh_calls(calls, messages):
         for written, value, decimals in _numbers(json.dumps(call.arguments or {}, ensure_ascii=False)):
             if (decimals or abs(value) >= 10) and taken[value] >= given[value] > 0 and written not in out:
                 out.append(written)
@@ -327,7 +340,7 @@ def guesses(calls: Sequence[ToolCall], messages: Sequence[Message], tools: Seque
     """The figures of ``calls`` that answer no part of the question: made up (:func:`invented`), fed back to the
     tool that gave them (:func:`fed_back`) or taken again (:func:`reused`). Such calls are never run as
     written."""
-    return invented(calls, messages, tools) + fed_back(calls, messages) + reused(calls, messages)
+    return invented(calls, messages, tools) + fed_back(calls, messages) + reused(calls, messages, tools)
 
 
 def _defaults(schema: Any) -> list[Any]:
@@ -338,12 +351,6 @@ def _defaults(schema: Any) -> list[Any]:
     if isinstance(schema, list):
         return [d for item in schema for d in _defaults(item)]
     return []
-
-
-def uncalled(messages: Sequence[Message]) -> bool:
-    """Whether no tool was called since the user's last question, and it has figures for one to take."""
-    last = question_index(messages)
-    return last >= 0 and not any(m.tool_calls for m in messages[last:]) and any(_numbers(messages[last].text))
 
 
 STEER = (
@@ -379,6 +386,7 @@ _UNUSED = "My question's {figures} went into no tool call yet."
 _DROPPED_RESULTS = "Your answer leaves out the tool results' {figures}."
 _COMBINE = "Use a tool to combine {figures} with {others}."
 _USE = "Answer with it."
+_COULD_NOT = "The tools found no data: say that you could not get it."
 _GUESSED_CALL = "A call on {figures} would be a guess: neither my question nor any tool result gives it."
 _INSTEAD = "Call the tool that gives it now."
 _FED_BACK = "{figures} already came out of {tools}: a call of {tools} on it would apply it twice."
@@ -428,6 +436,27 @@ def _plain(text: str) -> str:
     return "".join(c for c in text.lower() if c.isalnum())
 
 
+def failed(messages: Sequence[Message]) -> set[str]:
+    """The tools called since the user's last question when every result since then failed (an error, "no
+    data"...), else none: what the answer has to say it could not get, not work out.
+
+    Asked "成都今天多少度？要带伞吗？", the weather tool returned ``{"error": "no weather data for 成都"}`` and the
+    1.5B model answered "The current temperature in 成都 is 22 degrees Celsius" (the tool's own docstring says
+    "say that no data exists, do not guess")."""
+    last = question_index(messages)
+    results = [r for m in messages[max(last, 0) :] for r in m.tool_results] if last >= 0 else []
+    if not results or any(_answers(r) for r in results):
+        return set()
+    return {c.name for m in messages[last:] for c in m.tool_calls}
+
+
+def told_failed(messages: Sequence[Message]) -> list[Message]:
+    """``messages``, with a line saying the tools found no data when every result since the question failed: for
+    the answer decoded after a repeated call. The 1.5B model called the weather tool again for 成都 after its
+    error, and the answer forced instead gave "22 degrees Celsius" (and 10 °C for Lhasa)."""
+    return _said(messages, _COULD_NOT) if failed(messages) else list(messages)
+
+
 def _answered(messages: Sequence[Message]) -> bool:
     """Whether the conversation ends with tool results, one of which answered (not an error, no data...)."""
     last = messages[-1] if messages else None
@@ -466,8 +495,12 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
 
     Added after the conversation when the model is asked once more (in the prompt only).
     """
-    guessed, skipped = ungrounded(answer, messages), unused(messages, typed)
-    refused, echoed = refuses(answer, messages), echoes(answer, messages)
+    guessed, refused, echoed = ungrounded(answer, messages), refuses(answer, messages), echoes(answer, messages)
+    # A prose answer with no figure stands while the question's figures wait (it is held whole then, see pending):
+    # asked again after saying it could not, the model answered with the part it had or called to the step limit.
+    # One with figures is asked again even before any call: sampled, the 1.5B model answered the seed's trip with
+    # a JavaScript program over the question's 320 and 15000.
+    skipped = unused(messages, True) if typed or echoed or any(_numbers(answer)) else []
     left = ignored(answer, messages)
     if not (guessed or skipped or refused or echoed or left):
         return None
@@ -478,6 +511,10 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
     lines += [_DROPPED_RESULTS.format(figures=", ".join(left))] if left else []
     if refused or (echoed and _answered(messages)):
         lines.append(_FROM_RESULTS[language])
+    elif guessed and failed(messages):
+        lines.append(_COULD_NOT)
+    elif guessed and len(untaken(messages)) > 1:  # worked out in its head where results wait to be combined
+        lines.append(_guessed_instead(messages))
     else:
         lines.append(_leftover(left, messages) if left and not guessed else NUDGE)
     return _said(messages, " ".join(lines))
@@ -495,7 +532,7 @@ def reconsidered(
     with no call at all; written again with ``calc`` left out, it was ``fx(320, "USD")``."""
     if not calls:
         return nudged(messages, answer, typed)
-    guessed, again, twice = invented(calls, messages, tools), fed_back(calls, messages), reused(calls, messages)
+    guessed, again, twice = invented(calls, messages, tools), fed_back(calls, messages), reused(calls, messages, tools)
     if not (guessed or again or twice):
         return None
     lines = [_GUESSED_CALL.format(figures=", ".join(guessed))] if guessed else []
@@ -505,7 +542,8 @@ def reconsidered(
     lines += [_REUSED.format(figures=", ".join(twice))] if twice else []
     if skipped := unused(messages, typed):  # the question's figure the guess stands in for
         lines.append(_UNUSED.format(figures=", ".join(skipped)))
-    rest = _guessed_instead(messages) if guessed else _leftover(again, messages, made_of=True) if again else ""
+    combine = guessed or (twice and len(untaken(messages)) > 1)  # a repeat, say, while results wait to be combined
+    rest = _guessed_instead(messages) if combine else _leftover(again, messages, made_of=True) if again else ""
     lines += [rest] if rest and not (rest == _USE and skipped) else []  # a figure of the question is left
     return _said(messages, " ".join(lines))
 
@@ -567,6 +605,9 @@ class FigureGate:
         if self.on:
             self.opening, self.asked = "", _plain(last_question(self.messages))
             self.refusable = _refusable(self.messages)
+            # Held whole where an answer with figures of its own is asked again, not shown up to the figure and
+            # marked: every result failed ("The current temperature in 成都 is 22"), or a tool has figures to take.
+            self.closed = bool(failed(self.messages)) or pending(self.messages)
 
     def let(self, piece: str) -> str:
         """The part of ``piece`` (after what was held) to pass on now."""
