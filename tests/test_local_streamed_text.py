@@ -330,7 +330,7 @@ async def test_an_answer_after_a_tool_that_failed_is_held_and_one_with_data_of_i
         messages=failed,
     )
     assert streamed == response.message.text == "I could not add them: the tool failed."
-    assert "say that you could not get it" in prompts[1] and "Call the tool" not in prompts[1]
+    assert "Tell me you could not find it." in prompts[1] and "Call the tool" not in prompts[1]
 
 
 async def test_of_the_calls_written_into_one_answer_only_those_on_guesses_and_copies_are_dropped(
@@ -362,9 +362,9 @@ async def test_the_answer_after_a_repeated_call_whose_results_all_failed_is_told
         monkeypatch, "", [([REPEAT], "stop"), (["The add tool found no data."], "stop")], messages=failed
     )
     assert response.message.text == "The add tool found no data." and response.message.tool_calls == []
-    assert "The tools found no data: say that you could not get it." in prompts[1]
+    assert "The tools had no data for this question. Tell me you could not find it." in prompts[1]
     _, _, prompts = await _first_turn(monkeypatch, "", [([REPEAT], "stop"), (["42."], "stop")], messages=AFTER_RESULT)
-    assert "found no data" not in prompts[1]  # a result that answered: the answer is asked for as before
+    assert "had no data" not in prompts[1]  # a result that answered: the answer is asked for as before
 
 
 async def test_a_call_due_that_is_written_on_a_guess_is_written_once_more_without_its_tool(

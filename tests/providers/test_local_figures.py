@@ -202,7 +202,7 @@ def test_an_answer_after_results_that_all_failed_is_held_whole_and_a_figure_in_i
     gate = FigureGate(on=True, messages=no_data)
     assert [gate.let(p) for p in ("The temperature in 成都 is ", "22", " °C.")] == ["", "", ""]
     again = nudged(no_data, "The temperature in 成都 is 22 °C.")
-    assert again is not None and again[-1].text.strip().endswith("say that you could not get it.")
+    assert again is not None and again[-1].text.strip().endswith("Tell me you could not find it.")
     assert "Call the tool" not in again[-1].text  # the tool that failed is not asked for again
     assert nudged(no_data, "抱歉，没有成都的天气数据。") is None  # saying so stands
     # one result that answered is enough: the answer streams, and its figures are checked as ever
