@@ -69,11 +69,8 @@ def test_a_typed_answer_made_of_the_questions_own_figures_is_asked_again_before_
     assert unused([Message.user(TRIP)], typed=True) == ["320", "15000", "4"]
     again = nudged([Message.user(TRIP)], copied, typed=True)
     assert again is not None and "320, 15000, 4 went into no tool call yet" in again[-1].text
-    # so is a prose answer over the question's own figures (sampled, the 1.5B model wrote a JavaScript program
-    # over 320 and 15000); one with no figure stands
-    quoted = nudged([Message.user(TRIP)], "const usd = 320; const jpy = 15000;")
-    assert quoted is not None and "320, 15000, 4 went into no tool call yet" in quoted[-1].text
-    assert nudged([Message.user(TRIP)], "I cannot convert currencies.") is None
+    # a prose answer may quote the question's figures before any call ("320 is less than 15000")
+    assert nudged([Message.user(TRIP)], "320 USD and 15000 JPY.") is None
 
 
 def _after_both_fx() -> list[Message]:

@@ -239,7 +239,8 @@ class LocalModel:
         out = await whole(self._decide(loaded, again, offered, options, request, tools, max_calls, not must_call))
         text, calls = parse_output(out.text, tools)
         others = tuple(t for t in tools if t.name not in {c.name for c in calls})
-        if must_call and not before and others and guesses(calls, messages, tools):  # due, on a guess: another tool
+        guessed = bool(ungrounded(answer, messages)) and bool(guesses(calls, messages, tools))
+        if must_call and not before and others and guessed:  # a guess for a guess: once more, another tool
             more = await whole(self._decide(loaded, again, offered, options, request, others, max_calls, False))
             text, calls = parse_output(more.text, others)
             spent = (out.prompt_tokens + more.prompt_tokens, out.completion_tokens + more.completion_tokens)

@@ -500,9 +500,7 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
     guessed, refused, echoed = ungrounded(answer, messages), refuses(answer, messages), echoes(answer, messages)
     # A prose answer with no figure stands while the question's figures wait (it is held whole then, see pending):
     # asked again after saying it could not, the model answered with the part it had or called to the step limit.
-    # One with figures is asked again even before any call: sampled, the 1.5B model answered the seed's trip with
-    # a JavaScript program over the question's 320 and 15000.
-    skipped = unused(messages, True) if typed or echoed or any(_numbers(answer)) else []
+    skipped = unused(messages, typed) if typed or echoed or any(_numbers(answer)) else []
     left = ignored(answer, messages)
     if not (guessed or skipped or refused or echoed or left):
         return None
