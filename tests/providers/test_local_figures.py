@@ -47,13 +47,18 @@ def test_numbers_no_tool_gave_are_ungrounded_and_given_ones_are_not() -> None:
     assert ungrounded('{"total_cny": 2297.6, "per_person_cny": 574.4}', _after_fx()) == ["574.4"]
 
 
-def test_an_answer_that_says_it_could_not_has_nothing_to_check() -> None:
-    weather = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
-    messages = [
-        Message.user("What's the weather in Paris?"),
+def _no_weather(city: str, question: str) -> list[Message]:
+    """``question``, a weather call for ``city`` and the tool's error: it has no data for that city."""
+    weather = ToolCall(id="c1", name="get_weather", arguments={"city": city})
+    return [
+        Message.user(question),
         Message.assistant(calls=[weather]),
-        Message.tool([ToolResult(call_id="c1", content='{"error": "no weather data for Paris"}')]),
+        Message.tool([ToolResult(call_id="c1", content=f'{{"error": "no weather data for {city}"}}')]),
     ]
+
+
+def test_an_answer_that_says_it_could_not_has_nothing_to_check() -> None:
+    messages = _no_weather("Paris", "What's the weather in Paris?")
     assert ungrounded("I could not get the weather for Paris: there is no data for it.", messages) == []
     assert ungrounded("Paris is sunny, 20 °C.", messages) == ["20"]
 
@@ -189,12 +194,7 @@ def test_a_refusal_of_a_result_that_failed_or_of_no_result_stands() -> None:
 
 def test_an_answer_after_results_that_all_failed_is_held_whole_and_a_figure_in_it_is_asked_again() -> None:
     # "成都今天多少度？要带伞吗？": the tool had no data, and the 1.5B model answered "... is 22 degrees Celsius"
-    city = ToolCall(id="w1", name="get_weather", arguments={"city": "成都"})
-    no_data = [
-        Message.user("成都今天多少度？要带伞吗？"),
-        Message.assistant(calls=[city]),
-        Message.tool([ToolResult(call_id="w1", content='{"error": "no weather data for 成都"}')]),
-    ]
+    no_data = _no_weather("成都", "成都今天多少度？要带伞吗？")
     assert failed(no_data) == {"get_weather"}
     gate = FigureGate(on=True, messages=no_data)
     assert [gate.let(p) for p in ("The temperature in 成都 is ", "22", " °C.")] == ["", "", ""]
