@@ -158,9 +158,8 @@ class LocalModel:
         # A call cut short, or on guesses (made up, fed back, reused; still, once asked again), is never run, nor a
         # copy of a call kept; with no call left the turn is decoded again as an answer, going on from any text shown.
         bad = [c for c in calls if c.arguments is None and cut or checking and guesses([c], request.messages, tools)]
-        dropped = (
-            [c for c in calls if c not in once_each([c for c in calls if c not in bad])] if bad and allow_text else []
-        )
+        kept = once_each([c for c in calls if c not in bad])
+        dropped = [c for c in calls if c not in kept] if bad and allow_text else []
         unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and (self.repeat_guard or dropped) and allow_text:
             calls = [c for c in calls if c not in dropped]
@@ -225,22 +224,22 @@ class LocalModel:
         asked again stands unless it has more figures nothing gave than the first one."""
         answer, before = first
         left = ignored(answer, messages) if request.output is not None and not before else []
-        waiting = untaken(messages) if not before else []
-        due = pending(messages) or bool(left)
-        must_call = bool(before) or (due and not failed(messages))
+        results, no_data = untaken(messages), failed(messages)
+        waiting = [] if before else results
+        must_call = bool(before) or ((pending(messages) or bool(left)) and not no_data)
         if left:  # a result is combined by another tool: fed back to its own, 2297.6 CNY was converted as USD
             tools = tuple(t for t in tools if t.name not in producers(left, messages)) or tools
         # made up (unless results wait to be combined), fed back or repeated whole, a figure comes from another tool
-        made_up = {c.name for c in before if invented([c], messages, tools)} if len(untaken(messages)) < 2 else set()
+        made_up = {c.name for c in before if invented([c], messages, tools)} if len(results) < 2 else set()
         wrong = made_up | {c.name for c in before if fed_back([c], messages) or not fresh_calls([c], messages)}
         tools = tuple(t for t in tools if t.name not in wrong) or tools
         if not before:  # every result failed: the answer says so, calling none of the tools that failed again
-            tools = tuple(t for t in tools if t.name not in failed(messages))
+            tools = tuple(t for t in tools if t.name not in no_data)
         out = await whole(self._decide(loaded, again, offered, options, request, tools, max_calls, not must_call))
         text, calls = parse_output(out.text, tools)
         others = tuple(t for t in tools if t.name not in {c.name for c in calls})
-        guessed = bool(ungrounded(answer, messages)) and bool(guesses(calls, messages, tools))
-        if must_call and not before and others and guessed:  # a guess for a guess: once more, another tool
+        on_guesses = must_call and not before and others and ungrounded(answer, messages)
+        if on_guesses and guesses(calls, messages, tools):  # a guess for a guess: once more, another tool
             more = await whole(self._decide(loaded, again, offered, options, request, others, max_calls, False))
             text, calls = parse_output(more.text, others)
             spent = (out.prompt_tokens + more.prompt_tokens, out.completion_tokens + more.completion_tokens)
