@@ -446,7 +446,7 @@ def failed(messages: Sequence[Message]) -> set[str]:
     1.5B model answered "The current temperature in 成都 is 22 degrees Celsius" (the tool's own docstring says
     "say that no data exists, do not guess")."""
     last = question_index(messages)
-    results = [r for m in messages[max(last, 0) :] for r in m.tool_results] if last >= 0 else []
+    results = [r for m in messages[last:] for r in m.tool_results] if last >= 0 else []
     if not results or any(_answers(r) for r in results):
         return set()
     return {c.name for m in messages[last:] for c in m.tool_calls}
