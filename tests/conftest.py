@@ -94,7 +94,7 @@ def local() -> LocalModel:
     loaded once for the whole session (a load takes seconds and 500 MB)."""
     from toolslip.providers.local import local_model
 
-    loaded = local_model("local:qwen2.5-coder-0.5b")
+    loaded = local_model("local:qwen2.5-coder-0.5b", seed=0)  # SDKs that sample without a seed repeat
     loaded.load()
     return loaded
 

@@ -73,6 +73,8 @@ def test_a_file_the_command_cannot_write_is_one_sentence(tmp_path, capsys):
         (["mcp-serve", "t.py", "--http", "--port", "70000"], "argument --port: must be between 0 and 65535, got 70000"),
         (["mcp-serve", "t.py", "--http", "--port", "x"], "argument --port: expected a whole number, got 'x'"),
         (["mcp-serve", "t.py", "--http", "--port", "-1"], "argument --port: must be between 0 and 65535, got -1"),
+        (["run", "t.py", "Hi", "--temperature", "3"], "argument --temperature: must be between 0 and 2, got 3"),
+        (["chat", "t.py", "--temperature", "hot"], "argument --temperature: expected a number from 0 to 2, got 'hot'"),
     ],
 )
 def test_numbers_out_of_range_are_usage_errors(capsys, argv, message):

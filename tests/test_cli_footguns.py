@@ -2,7 +2,8 @@
 
 - ``--approve yes`` approves side effects, never the injection gate's questions;
 - repeated side effects answered by Dedup still count for the repeat guard;
-- ``--server-tool`` with a model that runs no server tools says so.
+- ``--server-tool`` with a model that runs no server tools says so;
+- ``--temperature`` reaches the model (there was no way to sample from the command line).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ injected = ScriptedModel(
 # A model stuck re-sending a payment until it is told to answer (tool_choice "none"), as real ones are.
 PAY = call("send_money", recipient="Anna", amount=5)
 repeating = FunctionModel(lambda request: "Sent." if request.settings.tool_choice == "none" else PAY)
+sampled = FunctionModel(lambda request: f"asked at temperature {request.settings.temperature}")
 """
 
 
@@ -77,3 +79,9 @@ def test_a_server_tool_the_model_cannot_run_is_named_not_ignored(tmp_path: Path)
     assert [line for line in done.stderr.splitlines() if line.startswith("warning:")] == [
         warning + " (the anthropic: and openai: services do)"
     ], done.stderr
+
+
+def test_temperature_reaches_the_model(tmp_path: Path) -> None:
+    done = run(tmp_path, "Hi", "models.py:sampled", "--temperature", "0.7")
+    assert "asked at temperature 0.7" in done.stdout, done.stderr
+    assert "asked at temperature None" in run(tmp_path, "Hi", "models.py:sampled").stdout  # the model's own

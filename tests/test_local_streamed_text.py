@@ -30,11 +30,18 @@ AFTER_RESULT = (
     Message.assistant("", [CALL]),
     Message(role="tool", parts=(ToolResult(call_id="c1", name="add", content="42"),)),
 )
+IN_WORDS = (Message.user("What is seventeen plus twenty-five?"), *AFTER_RESULT[1:])
+"""The same turn, the question giving no figure: its answer streams (see local_figures.computing)."""
 REPEAT = '<tool_call>\n{"name": "add", "arguments": {"a": 17, "b": 25}}\n</tool_call>'
 
 
 async def answer(
-    monkeypatch: pytest.MonkeyPatch, passes: list[list[str]], *, calls: int = 0, output: OutputSchema | None = None
+    monkeypatch: pytest.MonkeyPatch,
+    passes: list[list[str]],
+    *,
+    calls: int = 0,
+    output: OutputSchema | None = None,
+    messages: tuple[Message, ...] = AFTER_RESULT,
 ) -> tuple[str, str, list[str]]:
     """The streamed text, the answer's text and the prompts of a request after a tool result, each pass
     of decoding writing the pieces given for it."""
@@ -55,7 +62,7 @@ async def answer(
     loaded = SimpleNamespace(template=template, llama=llama, lock=threading.Lock())
     monkeypatch.setattr(model, "load", lambda: loaded)
     streamed, final = "", None
-    async for event in model.stream(Request(model="", messages=AFTER_RESULT, tools=(ADD,), output=output)):
+    async for event in model.stream(Request(model="", messages=messages, tools=(ADD,), output=output)):
         if isinstance(event, TextChunk):
             streamed += event.text
         elif isinstance(event, ResponseDone):
@@ -67,9 +74,13 @@ async def answer(
 async def test_an_answer_after_a_repeated_call_goes_on_from_the_text_already_streamed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    streamed, text, prompts = await answer(monkeypatch, [["To use", " the ", REPEAT], [" add tool: 42."]])
+    passes = [["To use", " the ", REPEAT], [" add tool: 42."]]
+    streamed, text, prompts = await answer(monkeypatch, passes, messages=IN_WORDS)
     assert streamed == text == "To use the add tool: 42."  # not "To use the 42." nor a bare "42."
     assert prompts[1].endswith("To use the")  # the second pass was asked to go on from what was said
+    # to work on the question's own figures, the answer is held whole: nothing streamed, nothing to go on from
+    streamed, text, prompts = await answer(monkeypatch, [["To use", " the ", REPEAT], ["It is 42."]])
+    assert streamed == text == "It is 42." and prompts[1] == "PROMPT(3 messages)"
 
 
 async def test_call_syntax_before_a_repeated_call_is_never_streamed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -308,9 +319,16 @@ async def test_a_text_answer_with_figures_of_its_own_while_the_question_waits_fo
     )
     assert again.message.text.startswith("It is 43.") and "[not from a tool: 43" in again.message.text
     assert len(prompts) == 2 and again.message.tool_calls == []
-    # with nothing left for a tool to take, the answer streams up to the figure nothing gave, and is marked
-    _, after, prompts = await _first_turn(monkeypatch, "", [(["17 + 25 is ", "43."], "stop")], messages=AFTER_RESULT)
+    # with nothing left for a tool to take, an answer to a question with no figure streams up to the figure
+    # nothing gave, and is marked
+    streamed, after, prompts = await _first_turn(monkeypatch, "", [(["17 + 25 is ", "43."], "stop")], messages=IN_WORDS)
     assert after.message.text.startswith("17 + 25 is 43.\n\n[not from a tool: 43") and len(prompts) == 1
+    assert streamed == after.message.text
+    # one to work on the question's figures is held whole and asked again, nothing of it shown
+    passes = [(["17 + 25 is ", "43."], "stop"), (["17 + 25 is 42."], "stop")]
+    streamed, after, prompts = await _first_turn(monkeypatch, "", passes, messages=AFTER_RESULT)
+    assert streamed == after.message.text == "17 + 25 is 42." and after.extra["asked_again"] == "17 + 25 is 43."
+    assert "An answer with 43 would be a guess" in prompts[1]
 
 
 async def test_an_answer_after_a_tool_that_failed_is_held_and_one_with_data_of_its_own_is_asked_again(
@@ -380,3 +398,17 @@ async def test_a_call_due_that_is_written_on_a_guess_is_written_once_more_withou
     assert [(c.name, c.arguments) for c in response.message.tool_calls] == [("mul", {"a": 17, "b": 25})]
     assert len(prompts) == 3 and "dropped_calls" not in response.extra
     assert response.usage.output_tokens == 3  # every pass counted: one piece each
+
+
+async def test_an_answer_asked_again_that_gives_fewer_of_the_results_does_not_replace_the_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After the trip's four right calls, the 1.5B model (sampled) explained with rates of its own beside 3002.6 and
+    750.65; asked again, it wrote "I apologize for the confusion ... not designed to calculate the cost per person"."""
+    passes = [(["It is 42, or 45.5 with tax."], "stop"), (["I apologize, the tool cannot do this."], "stop")]
+    _, response, prompts = await _first_turn(monkeypatch, "", passes, messages=AFTER_RESULT)
+    assert len(prompts) == 2 and response.message.text.startswith(
+        "It is 42, or 45.5 with tax.\n\n[not from a tool: 45.5"
+    )
+    # the question is quoted after the results once nothing waits for a tool: the answer is due
+    assert "Now answer my question (What is 17 + 25?) using the tool results above." in prompts[0]

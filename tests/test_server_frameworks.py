@@ -38,7 +38,7 @@ def get_weather(city: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def model() -> LocalModel:
-    loaded = local_model("local:qwen2.5-coder-0.5b", max_tokens=96)
+    loaded = local_model("local:qwen2.5-coder-0.5b", max_tokens=96, seed=0)
     loaded.load()
     return loaded
 

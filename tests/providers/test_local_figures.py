@@ -7,6 +7,7 @@ from toolslip.providers.local_figures import (
     NUDGE,
     STEER,
     FigureGate,
+    computing,
     echoes,
     failed,
     fed_back,
@@ -18,7 +19,9 @@ from toolslip.providers.local_figures import (
     producers,
     reconsidered,
     refuses,
+    reported,
     reused,
+    steered,
     takes_a_figure,
     ungrounded,
     unsteered,
@@ -146,7 +149,7 @@ def test_the_gate_passes_the_text_before_the_first_figure_no_one_gave_and_holds_
 def test_a_figure_someone_gave_streams_on_once_it_is_whole() -> None:
     fx = ToolCall(id="c", name="fx", arguments={"amount": 320, "currency": "USD"})
     given = [
-        Message.user("I spent 320 USD."),
+        Message.user("What did my trip cost in yuan?"),
         Message.assistant(calls=[fx]),
         Message.tool([ToolResult(call_id="c", name="fx", content="2297.6")]),
     ]
@@ -155,6 +158,10 @@ def test_a_figure_someone_gave_streams_on_once_it_is_whole() -> None:
     shown = [gate.let(piece) for piece in pieces]
     assert shown == ["You spent ", "320 USD, that is ", "2,297.6 CNY. ", "Twice that is ", ""]
     assert "".join(shown) == "You spent 320 USD, that is 2,297.6 CNY. Twice that is "  # a prefix of the answer
+    # an answer to work on the question's own figures ("I spent 320 USD") is held whole: it may be asked again
+    worked = [Message.user("I spent 320 USD. How much is that in yuan?"), *given[1:]]
+    assert computing(worked) and not computing(given)
+    assert [FigureGate(on=True, messages=worked).let(piece) for piece in pieces[:2]] == ["", ""]
 
 
 def test_a_figure_between_chinese_characters_is_read() -> None:
@@ -205,11 +212,12 @@ def test_an_answer_after_results_that_all_failed_is_held_whole_and_a_figure_in_i
     # one result that answered is enough: the answer streams, and its figures are checked as ever
     assert failed(_after("200 USD = 1436.0 CNY")) == set()
     assert failed([Message.user("Hi")]) == set()  # no call, nothing failed
-    assert FigureGate(on=True, messages=_after("200 USD = 1436.0 CNY")).let("200 USD is") == "200 USD is"
+    streams = _after("200 USD = 1436.0 CNY", "我的钱换成人民币是多少？")  # held whole if the question gave 200
+    assert FigureGate(on=True, messages=streams).let("200 USD is") == "200 USD is"
 
 
 def test_the_gate_holds_an_answer_after_results_while_it_may_be_a_refusal() -> None:
-    answered = _after("200 USD = 1436.0 CNY")
+    answered = _after("200 USD = 1436.0 CNY", "How much is my money in CNY?")
     gate = FigureGate(on=True, messages=answered)
     assert [gate.let(p) for p in ("抱", "歉，我无法", "提供。")] == ["", "", ""] and gate.closed  # asked again first
     gate = FigureGate(on=True, messages=answered)
@@ -412,3 +420,53 @@ def test_a_call_repeated_whole_while_results_wait_for_another_tool_is_reused() -
         FX_320, FX_15000, ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"), ("calc", {"expr": "3002.6 / 4"}, "750.65")
     )
     assert reused(again, split, tools) == []
+
+
+def test_the_answer_after_the_last_step_of_the_questions_work_is_held_and_one_with_no_figure_is_asked_again() -> None:
+    # sampled at 0.7 after the trip's four right calls, the 1.5B model answered "You're welcome!"
+    done = _trip(
+        *[FX_320, FX_15000], ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"), ("calc", {"expr": "3002.6 / 4"}, "750.65")
+    )
+    assert computing(done) and [FigureGate(on=True, messages=done).let(p) for p in ("You're", " welcome!")] == ["", ""]
+    again = nudged(done, "You're welcome!")
+    assert again is not None and again[-1].text.strip().endswith("Answer my question only from the tool results above.")
+    assert nudged(done, "3002.6 CNY in total, 750.65 CNY each.") is None  # the results: it stands
+    # its own rates in the explanation are guesses, asked again as ever
+    again = nudged(done, "320 USD × 6.00 CNY/USD = 1920.0 CNY. In all 3002.6, 750.65 each.")
+    assert again is not None and "An answer with 6.00, 1920.0 would be a guess" in again[-1].text
+    # after the first call, "You're welcome!" (sampled) is asked for the call due; "I could not" stands (asked
+    # again, the model answered with the part it had)
+    again = nudged(_trip(FX_320), "You're welcome! Let me know if you need more.")
+    assert again is not None and again[-1].text.strip() == (
+        "My question's 15000, 4 went into no tool call yet. " + NUDGE
+    )
+    assert nudged(_trip(FX_320), "I could not convert the yen.") is None
+    assert nudged([Message.user(TRIP)], "Sure, let me help.") is None  # nothing answered yet: no work to report
+
+
+def test_an_answer_that_writes_out_the_calls_while_figures_wait_is_asked_to_make_them() -> None:
+    tools = [ToolSpec(name=n, description="", parameters={"type": "object"}) for n in ("calc", "fx")]
+    program = "```javascript\nconst {calc, fx} = require('tools');\nconst usd = fx(320, 'USD');\n```"  # sampled, 0.7
+    again = reconsidered([Message.user(TRIP)], program, [], tools, False)
+    assert again is not None
+    assert again[-1].text.endswith(
+        "\n\nMy question's 320, 15000, 4 went into no tool call yet. Do not write the tool calls out for me: make them."
+    )
+    said = "To compute the total, you would use the `calc` function with the expression `2297.6 + 705.0`."
+    again = reconsidered(_trip(FX_320, FX_15000), said, [], tools, False)
+    assert again is not None and again[-1].text.strip().endswith("make them.")
+    # naming no call, or with nothing waiting for a tool, it is left to the other checks
+    assert reconsidered([Message.user(TRIP)], "I will convert both amounts first.", [], tools, False) is None
+    done = _trip(
+        *[FX_320, FX_15000], ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"), ("calc", {"expr": "3002.6 / 4"}, "750.65")
+    )
+    assert reconsidered(done, "I used `calc`: 3002.6 in all, 750.65 each.", [], tools, False) is None
+
+
+def test_the_question_is_quoted_after_the_results_once_its_work_is_done() -> None:
+    done = _trip(
+        *[FX_320, FX_15000], ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"), ("calc", {"expr": "3002.6 / 4"}, "750.65")
+    )
+    assert steered(done)[-1].text.endswith(f"Now answer my question ({TRIP}) using the tool results above.")
+    assert "Now answer" not in steered(_trip(FX_320))[-1].text  # 15000 and 4 wait for a tool: no answer due yet
+    assert reported("3002.6 CNY in all, 750.65 each", done) == 2 and reported("I apologize.", done) == 0

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from toolslip.core.messages import Settings
 from toolslip.formats import get_format
 from toolslip.providers.local_settings import triage
 
@@ -35,6 +36,17 @@ def test_native_sampling_knobs_are_honoured_and_the_other_native_fields_ignored(
             "bedrock": ("additionalModelRequestFields.x",),
         }[fmt]
     )
+
+
+def test_a_sampled_request_with_no_seed_draws_one_and_a_seed_given_is_kept() -> None:
+    # An SDK sending temperature 0.7 and no seed got one answer every time (seed 0), as no sample is.
+    drawn = {
+        triage(Settings(temperature=0.7), max_tokens=10, temperature=0.0, seed=None).options["seed"] for _ in range(4)
+    }
+    assert len(drawn) > 1
+    kept = triage(Settings(temperature=0.7, extra={"seed": 5}), max_tokens=10, temperature=0.0, seed=None)
+    assert kept.options["seed"] == 5
+    assert triage(Settings(temperature=0.7), max_tokens=10, temperature=0.0, seed=3).options["seed"] == 3
 
 
 @pytest.mark.parametrize(

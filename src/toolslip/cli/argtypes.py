@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["at_least", "check_model", "fraction", "port"]
+__all__ = ["at_least", "check_model", "fraction", "port", "temperature"]
 
 
 def _whole(text: str) -> int:
@@ -36,15 +36,24 @@ def port(text: str) -> int:
     return value
 
 
-def fraction(text: str) -> float:
-    """A number from 0 to 1 (a pass rate)."""
+def _number_in(text: str, low: float, high: float) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+        raise argparse.ArgumentTypeError(f"expected a number from {low:g} to {high:g}, got {text!r}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {text}")
     return value
+
+
+def fraction(text: str) -> float:
+    """A number from 0 to 1 (a pass rate)."""
+    return _number_in(text, 0, 1)
+
+
+def temperature(text: str) -> float:
+    """A sampling temperature, 0 to 2 (the range OpenAI's API accepts; Anthropic's is 0 to 1)."""
+    return _number_in(text, 0, 2)
 
 
 def check_model(spec: str | None) -> None:

@@ -33,11 +33,11 @@ from ..agent.limits import Limits
 from ..agent.loop import Agent
 from ..core._display import dollars, plural
 from ..core.errors import FormatError, ProviderError
-from ..core.messages import Message, Usage
+from ..core.messages import Message, Settings, Usage
 from ..durable.journal import Journal, default_journal_path
 from ..durable.transcript import transcript_from_entries
 from . import EXIT_OK, UsageError
-from .argtypes import at_least, check_model
+from .argtypes import at_least, check_model, temperature
 from .conversation import LAST, Earlier, add_limit_options, continue_with, earlier_run, limits_from_args
 from .durable import add_run_options, hooks_from_args, journal_from_args
 from .files import load_tools_files
@@ -74,6 +74,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="go on from the newest run (or RUN_ID) with its transcript, tools and model",
     )
     p.add_argument("--system", help="a system prompt")
+    p.add_argument(
+        "--temperature",
+        type=temperature,
+        help="sample at this temperature (0 to 2; default: the model's own, greedy for the local model)",
+    )
     p.add_argument(
         "--code",
         action="store_true",
@@ -117,6 +122,7 @@ def _handle(args: argparse.Namespace) -> int:
         hooks=[*hooks_from_args(args, journal), *filter(None, [output_cap(args, model)])],
         limits=limits,  # checked now (a cost limit needs a priced model); each turn gets what is left of it
         mode="code" if args.code else "tool",
+        settings=Settings(temperature=args.temperature),
     )
     session = _Session(agent=agent, journal=journal, where=args.journal, out=sys.stdout, limits=limits)
     if earlier is not None:

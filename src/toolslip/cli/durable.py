@@ -137,7 +137,7 @@ def is_model_file(spec: str | None) -> bool:
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
     """What `toolslip resume` and `run --continue` need to rebuild the agent: the model string, tools files
     (``tools_file``, the first, for journals written before several could be given), the ``--mcp`` servers,
-    step limit, and the ``--output-schema`` and ``--output-mode`` of a typed run."""
+    step limit, the ``--temperature`` and the ``--output-schema`` and ``--output-mode`` of a typed run."""
     tools = getattr(args, "tools", None)
     files = [tools] if isinstance(tools, str) else list(tools or ())
     model = getattr(args, "model", None)
@@ -150,6 +150,8 @@ def _meta(args: argparse.Namespace) -> dict[str, Any]:
         "tools_files": [os.path.abspath(f) for f in files],
         "max_steps": getattr(args, "max_steps", None),
     }
+    if getattr(args, "temperature", None) is not None:  # resumed as it was asked: sampled at this temperature
+        meta["temperature"] = args.temperature
     if getattr(args, "code", False):  # a program's calls are replayed by running the same program again
         meta["mode"] = "code"
     if getattr(args, "mcp", None):  # a follow-up (run -c) starts the same servers: its history calls their tools

@@ -21,6 +21,7 @@ from typing import Any
 from ..agent.loop import Agent
 from ..core._files import import_user_file
 from ..core.errors import ConfigError
+from ..core.messages import Settings
 from ..core.model import Model
 from ..core.result import RunResult
 from ..durable.approval import Decision
@@ -94,6 +95,7 @@ def handle(args: argparse.Namespace) -> int:
             output_type=output_type,
             output_mode=meta.get("output_mode"),
             mode="code" if meta.get("mode") == "code" else "tool",
+            settings=Settings(temperature=meta.get("temperature")),
         )
         out = sys.stdout if output_type is None else sys.stderr  # a typed run's stdout: the JSON alone, as run's
         print(f"resuming run {args.run_id}: model {model_spec}, tools {', '.join(tools_files)}", file=out)

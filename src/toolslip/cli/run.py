@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import UsageError
-from .argtypes import at_least, check_model
+from .argtypes import at_least, check_model, temperature
 from .conversation import add_limit_options, continue_with, earlier_run, limits_from_args, split_items
 from .durable import add_run_options, gate_approver_from_args, hooks_from_args, journal_from_args
 from .files import load_output_type, load_tools_files
@@ -69,6 +69,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--max-steps", type=at_least(1), default=8, help="hard limit on model calls (default 8)")
     p.add_argument("--system", help="a system prompt")
+    p.add_argument(
+        "--temperature",
+        type=temperature,
+        help="sample at this temperature (0 to 2; default: the model's own, greedy for the local model)",
+    )
     p.add_argument(
         "--code",
         action="store_true",
@@ -176,6 +181,7 @@ async def _run(
 ) -> RunResult:
     from ..agent.loop import Agent
     from ..agent.tools import Toolbox
+    from ..core.messages import Settings
 
     hooks = hooks_from_args(args, journal)
     if (cap := output_cap(args, model)) is not None:  # last: the journal records the whole output
@@ -198,6 +204,7 @@ async def _run(
             output_type=args.output_type,
             output_mode=args.output_mode,
             mode="code" if args.code else "tool",
+            settings=Settings(temperature=args.temperature),
         )
         history = earlier.messages if earlier is not None else None
         try:

@@ -46,6 +46,7 @@ from .local_figures import (
     pending,
     producers,
     reconsidered,
+    reported,
     response_extra,
     steered,
     takes_a_figure,
@@ -79,7 +80,9 @@ class LocalModel:
     """Two threads were 1.5x faster on an idle 2-core machine and 2-8x slower on a busy one
     (benchmarks/local_model.py), so one is the default."""
     temperature: float = 0.0
-    seed: int = 0
+    seed: int | None = None
+    """``None``: a fresh seed for each sampled request, as llama.cpp's server and Ollama draw one; fixed, a sampled
+    request gives the same answer every time (asked three times at 0.7, one answer three times is no sample)."""
     max_tokens: int = 512
     grammar: bool = True
     """Constrain tool calls with a grammar built from the tools' schemas (needed by the 0.5B model), and a
@@ -248,9 +251,11 @@ class LocalModel:
             return out, answer, calls or before
         if must_call and not takes_a_figure(calls, messages, also=[*left, *waiting]):
             return out, answer, []
-        # More figures of its own than the first answer: asked again after a right typed trip answer ({3002.6,
-        # 750.65}, the share worked out in its head), the 1.5B model wrote {3002.65, 750.65}.
-        if not calls and len(ungrounded(text, request.messages)) > len(ungrounded(answer, request.messages)):
+        # More figures of its own than the first answer, or fewer of the results': asked again after a right typed
+        # trip answer ({3002.6, 750.65}, the share worked out in its head), the 1.5B model wrote {3002.65, 750.65}.
+        guessed_again, guessed_first = (len(ungrounded(a, request.messages)) for a in (text, answer))
+        fewer = reported(text, request.messages) < reported(answer, request.messages)
+        if not calls and (guessed_again > guessed_first or fewer):
             return out, answer, []
         return out, text, calls
 

@@ -439,7 +439,8 @@ def answer_messages(messages: Sequence[Message]) -> list[Message]:
         asked = last_question(out)
         question = asked.strip() if len(asked) <= _QUOTED else asked.strip()[:_QUOTED] + "..."
         line = QUOTED_ANSWER_PROMPT.format(question=question) if question else ANSWER_PROMPT
-        out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
+        if not out[-1].text.endswith(line):  # said once (the prompt may have it already)
+            out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
     return out
 
 

@@ -9,7 +9,7 @@ decimal point are left alone (counts, list numbering, "4 people"). A number noth
 the second answer still has some, it says so in the answer itself (:func:`marked`), so nobody takes
 them for a tool's data.
 
-One module (about 660 lines) because the checks, the lines the model is told, and the streaming gate all
+One module (about 700 lines) because the checks, the lines the model is told, and the streaming gate all
 read the same private number parsing and refusal openers: split, each part would import the others'
 private helpers, and a change to what counts as a figure must reach all three at once.
 """
@@ -25,7 +25,7 @@ from typing import Any
 
 from ..core.messages import Message, Text, ToolCall, ToolResult, ToolSpec
 from ..core.model import IGNORED
-from .local_chat import fresh_calls, last_question, question_index, with_system_note
+from .local_chat import answer_messages, fresh_calls, last_question, question_index, with_system_note
 
 __all__ = [
     "ASKED_AGAIN",
@@ -35,6 +35,7 @@ __all__ = [
     "REWRITTEN",
     "STEER",
     "UNGROUNDED",
+    "computing",
     "echoes",
     "failed",
     "fed_back",
@@ -48,6 +49,7 @@ __all__ = [
     "producers",
     "reconsidered",
     "refuses",
+    "reported",
     "response_extra",
     "reused",
     "steered",
@@ -168,6 +170,17 @@ def pending(messages: Sequence[Message]) -> bool:
     return bool(unused(messages, typed=True)) or len(untaken(messages)) > 1
 
 
+def computing(messages: Sequence[Message]) -> bool:
+    """Whether the answer due now reports work on the question's own figures: the question gives some (counts
+    under 10 aside) and the conversation ends with tool results that answered. Such an answer is held whole
+    and checked before it is shown: sampled at 0.7 after the four right calls of the seed's trip, the 1.5B
+    model explained with rates of its own ("320 USD × 6.00 CNY/USD = 1920.0") or said only "You're
+    welcome!", and on screen that could only be marked. A question with no figure (the weather) streams."""
+    last = question_index(messages)
+    given = [v for _, v, d in _numbers(messages[last].text) if d or abs(v) >= 10] if last >= 0 else []
+    return bool(given) and _answered(messages)
+
+
 def ignored(answer: str, messages: Sequence[Message]) -> list[str]:
     """The figures tool results gave since the user's last question that neither ``answer`` nor a later call
     took, when ``answer`` has figures of its own: each result that answered must reach the answer or a call.
@@ -212,6 +225,15 @@ def _results(messages: Sequence[Message]) -> list[tuple[int, str, list[tuple[str
             ]
             out += [(at, call.name if call is not None else result.name or "", own)] if own else []
     return out
+
+
+def reported(answer: str, messages: Sequence[Message]) -> int:
+    """How many of the figures tool results gave since the user's last question ``answer`` gives (as written or
+    rounded): asked again after an answer that explained the trip with rates of its own beside 3002.6 and 750.65,
+    the 1.5B model wrote "I apologize for the confusion ... not designed to calculate the cost per person"."""
+    said = [(value, decimals) for _, value, decimals in _numbers(answer)]
+    given = {value for _, _, own in _results(messages) for _, value in own}
+    return sum(any(_written_as(value, v, d) for v, d in said) for value in given)
 
 
 def untaken(messages: Sequence[Message]) -> list[str]:
@@ -367,8 +389,12 @@ the line at the end of the question 4 of 7, and the answer's JSON Schema in the 
 
 
 def steered(messages: Sequence[Message]) -> list[Message]:
-    """``messages`` with :data:`STEER` at the end of the system prompt (a system prompt of its own if none)."""
-    return with_system_note(messages, STEER)
+    """``messages`` with :data:`STEER` at the end of the system prompt (a system prompt of its own if none), and
+    the question quoted after the last results once the work on its figures is done (:func:`computing`, nothing
+    :func:`pending`): sampled at 0.7 after the seed's trip's four right calls, the 1.5B model answered "each
+    person should pay 750.65 CNY" alone, the total asked for first left out."""
+    out = with_system_note(messages, STEER)
+    return answer_messages(out) if computing(out) and not pending(out) else out
 
 
 def unsteered(messages: Sequence[Message]) -> list[Message]:
@@ -386,6 +412,7 @@ _UNUSED = "My question's {figures} went into no tool call yet."
 _DROPPED_RESULTS = "Your answer leaves out the tool results' {figures}."
 _COMBINE = "Use a tool to combine {figures} with {others}."
 _USE = "Answer with it."
+_SPELLED = "Do not write the tool calls out for me: make them."
 _COULD_NOT = "The tools had no data for this question. Tell me you could not find it."
 """After results that all failed. Phrased "...: say that you could not find it.", the 1.5B model wrote the line
 itself as its answer for 伦敦 and 成都 (2 of 4 cities); with no request at all, it gave Paris 22 °C and Lhasa 10 °C."""
@@ -414,6 +441,8 @@ _OPENERS = (
     "i'm unable", "i am unable", "unfortunately",
 )  # fmt: skip
 """How the 0.5B model's refusals begin: "抱歉，我无法提供这个工具的响应。" right after a result that answered."""
+_CANNOT = re.compile(r"could not|couldn't|cannot|can't|unable|no data|not available|sorry|无法|不能|抱歉|没有", re.I)
+"""An answer that says it could not (anywhere in it, not only at its start as :data:`_OPENERS`)."""
 _NOT_ANSWERED = re.compile(r"error|refused|failed|no data|not supported|unknown|invalid", re.IGNORECASE)
 
 
@@ -498,22 +527,25 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
     Added after the conversation when the model is asked once more (in the prompt only).
     """
     guessed, refused, echoed = ungrounded(answer, messages), refuses(answer, messages), echoes(answer, messages)
-    # A prose answer with no figure stands while the question's figures wait (it is held whole then, see pending):
-    # asked again after saying it could not, the model answered with the part it had or called to the step limit.
-    skipped = unused(messages, typed) if typed or echoed or any(_numbers(answer)) else []
+    # Once a result answered, an answer to work on the question's figures that gives no figure at all ("You're
+    # welcome!", sampled at 0.7 after the trip's first or last call) is no answer; one that says it could not stands:
+    # asked again after "I could not", the model answered with the part it had or called to the step limit.
+    bare = computing(messages) and not (any(_numbers(answer)) or refused or echoed or _CANNOT.search(answer))
+    skipped = unused(messages, typed) if typed or echoed or bare or any(_numbers(answer)) else []
     left = ignored(answer, messages)
-    if not (guessed or skipped or refused or echoed or left):
+    if not (guessed or skipped or refused or echoed or left or bare):
         return None
     language = "zh" if _CJK.search(last_question(messages)) else "en"
     lines = [_ECHOED[language]] if echoed else []
     lines += [_GUESSED.format(figures=", ".join(guessed))] if guessed else []
     lines += [_UNUSED.format(figures=", ".join(skipped))] if skipped else []
     lines += [_DROPPED_RESULTS.format(figures=", ".join(left))] if left else []
-    if refused or (echoed and _answered(messages)):
+    waiting = pending(messages)
+    if refused or (bare and not waiting) or (echoed and _answered(messages)):
         lines.append(_FROM_RESULTS[language])
     elif guessed and failed(messages):
         lines.append(_COULD_NOT)
-    elif guessed and len(untaken(messages)) > 1:  # worked out in its head where results wait to be combined
+    elif (guessed or bare) and len(untaken(messages)) > 1:  # in its head, or nothing, where results wait to be combined
         lines.append(_guessed_instead(messages))
     else:
         lines.append(_leftover(left, messages) if left and not guessed else NUDGE)
@@ -530,6 +562,9 @@ def reconsidered(
     ``calc("(320+15000)*0.62")``, a rate of its own, and its answer was built on that result: the tool's
     result carried the made-up rate as a tool's data. Dropped at once, the call would leave a typed answer
     with no call at all; written again with ``calc`` left out, it was ``fx(320, "USD")``."""
+    if not calls and pending(messages) and _spelled(answer, tools):  # a call is due, and it says which
+        lines = [_UNUSED.format(figures=", ".join(skipped))] if (skipped := unused(messages, True)) else []
+        return _said(messages, " ".join([*lines, _SPELLED]))
     if not calls:
         return nudged(messages, answer, typed)
     guessed, again, twice = invented(calls, messages, tools), fed_back(calls, messages), reused(calls, messages, tools)
@@ -546,6 +581,13 @@ def reconsidered(
     rest = _guessed_instead(messages) if combine else _leftover(again, messages, made_of=True) if again else ""
     lines += [rest] if rest and not (rest == _USE and skipped) else []  # a figure of the question is left
     return _said(messages, " ".join(lines))
+
+
+def _spelled(answer: str, tools: Sequence[ToolSpec]) -> bool:
+    """Whether ``answer`` writes out a call of one of ``tools`` (``calc(...)`` in a program, in a sentence) instead
+    of making it: sampled at 0.7, the 1.5B model answered the seed's trip with a JavaScript program calling
+    ``calc`` and ``fx``, and later said "you would use the `calc` function with the expression `2297.6 + 705.0`"."""
+    return any(re.search(rf"(?<![\w.]){re.escape(t.name)}`?\s*\(|`{re.escape(t.name)}`", answer) for t in tools)
 
 
 def _guessed_instead(messages: Sequence[Message]) -> str:
@@ -606,8 +648,9 @@ class FigureGate:
             self.opening, self.asked = "", _plain(last_question(self.messages))
             self.refusable = _refusable(self.messages)
             # Held whole where an answer with figures of its own is asked again, not shown up to the figure and
-            # marked: every result failed ("The current temperature in 成都 is 22"), or a tool has figures to take.
-            self.closed = bool(failed(self.messages)) or pending(self.messages)
+            # marked: every result failed ("The current temperature in 成都 is 22"), a tool has figures to take,
+            # or the answer reports work on the question's figures.
+            self.closed = bool(failed(self.messages)) or pending(self.messages) or computing(self.messages)
 
     def let(self, piece: str) -> str:
         """The part of ``piece`` (after what was held) to pass on now."""

@@ -23,6 +23,7 @@ ignored, never refused.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -177,11 +178,11 @@ class Triage:
     """Fields present, not null, and not acted on (sorted)."""
 
 
-def triage(settings: Settings, *, max_tokens: int, temperature: float, seed: int) -> Triage:
+def triage(settings: Settings, *, max_tokens: int, temperature: float, seed: int | None) -> Triage:
     """Sort ``settings`` into llama.cpp options and ignored fields; ``ConfigError`` for a key nobody defines.
 
     ``max_tokens``, ``temperature`` and ``seed`` are the model's own defaults, used where the request
-    sets none.
+    sets none; with no seed on either, one is drawn for this request.
     """
     extra = {k: v for k, v in _opened(settings.extra).items() if v is not None}
     if extra.get("n", 1) != 1:  # serve asks once per choice; a direct caller would silently get one
@@ -197,7 +198,7 @@ def triage(settings: Settings, *, max_tokens: int, temperature: float, seed: int
     options: dict[str, Any] = {
         "max_tokens": settings.max_tokens or limit or max_tokens,
         "temperature": temperature if settings.temperature is None else settings.temperature,
-        "seed": seed,
+        "seed": secrets.randbelow(2**31) if seed is None else seed,
         "stop": list(settings.stop),
     }
     options.update((k, v) for k, v in extra.items() if k in SAMPLING_KEYS)
