@@ -21,7 +21,7 @@ asked once more, a figure marked) and how often it fired *wrongly*: on an answer
 right (every figure of that answer is an expected figure, or the question's or a tool's).
 
     python benchmarks/newcomer.py [--model local] [--mode tool|code|both] [--k 1] [--temperature 0.7]
-                                  [--ids a,b] [--all-tools]
+                                  [--first-seed 1] [--ids a,b] [--all-tools]
     python benchmarks/newcomer.py --summary OUTPUT      # the counts of a saved run's output, finished or not
 
 ``--mode code`` uses ``Agent(..., mode="code")`` where this toolslip has it (issue 37's code mode); where it
@@ -187,6 +187,7 @@ async def main() -> None:
     parser.add_argument("--model", default="local")
     parser.add_argument("--mode", choices=("tool", "code", "both"), default="tool")
     parser.add_argument("--k", type=int, default=1, help="answers per question (sampled when --temperature > 0)")
+    parser.add_argument("--first-seed", type=int, default=1, help="sampled trial i uses seed FIRST_SEED + i")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--ids", help="comma-separated question ids (default: all)")
     parser.add_argument("--questions", type=Path, default=QUESTIONS, help="a JSONL file of questions (default: ours)")
@@ -221,7 +222,9 @@ async def main() -> None:
     modes = ["tool", "code"] if args.mode == "both" else [args.mode]
     rows = []
     for trial in range(args.k):
-        settings = Settings(temperature=args.temperature, extra={"seed": trial + 1} if args.temperature else {})
+        settings = Settings(
+            temperature=args.temperature, extra={"seed": args.first_seed + trial} if args.temperature else {}
+        )
         for turn, q in enumerate(questions):
             for mode in modes if turn % 2 == 0 else modes[::-1]:
                 row = await ask(model, q, mode, settings, "all" if args.all_tools else "") | {"trial": trial}

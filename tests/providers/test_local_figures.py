@@ -140,9 +140,19 @@ def test_the_gate_passes_the_text_before_the_first_figure_no_one_gave_and_holds_
     gate = FigureGate(on=True, messages=[Message.user("How much did I spend in all?")])
     shown = [gate.let(piece) for piece in ("The total ", "is 3,0", "02.6 CNY", " in all.")]
     assert shown == ["The total ", "is ", "", ""]
-    # while the question's figures wait for a tool, the answer is held whole: it may be asked again as a call
+    # while the question's figures wait for a tool, the answer is held: it may be asked again as a call
     waiting = FigureGate(on=True, messages=[Message.user("What is 17 + 25?")])
     assert [waiting.let(piece) for piece in ("The total ", "is 42.")] == ["", ""]
+    # long enough to be no worked answer (a story "at least 600 words" long), it streams; one that writes a call
+    # out stays held
+    story = FigureGate(on=True, messages=[Message.user("Write a story of at least 600 words.")])
+    lines = ["Once upon a time a dragon slept. " * 15, "It woke.", "It had 3 heads and 1200 teeth."]
+    assert [story.let(piece) for piece in lines] == ["", lines[0] + "It woke.", "It had 3 heads and "]
+    calc = ToolSpec(name="calc", description="", parameters={"type": "object"})
+    program = FigureGate(on=True, messages=[Message.user("What is 17 + 25?")], tools=[calc])
+    assert program.let("x = calc('17 + 25')\n" + "# adding\n" * 80) == ""
+    worked = FigureGate(on=True, messages=[Message.user("What is 17 + 25?")])
+    assert [worked.let(p) for p in ("Assume it is 43. ", "So " * 200, "the end.")] == ["", "", ""] and worked.closed
     assert [FigureGate(on=False).let(p) for p in ("is 3,0", "02.6")] == ["is 3,0", "02.6"]
 
 

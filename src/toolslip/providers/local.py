@@ -135,7 +135,10 @@ class LocalModel:
         # Figures are checked before they are shown (local_figures): the text streams up to its first digit.
         checking = steer and allow_text
         # A program is text that becomes a call: in code mode nothing streams before the output is parsed.
-        shown, gate = _Shown(screen=calling, held=code is not None), FigureGate(on=checking, messages=request.messages)
+        shown, gate = (
+            _Shown(screen=calling, held=code is not None),
+            FigureGate(on=checking, messages=request.messages, tools=tools),
+        )
         decoding, opened = (
             self._program(loaded, messages, picked.options, code)
             if code is not None
