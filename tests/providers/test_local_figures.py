@@ -16,6 +16,7 @@ from toolslip.providers.local_figures import (
     invented,
     marked,
     nudged,
+    pending,
     producers,
     reconsidered,
     refuses,
@@ -480,3 +481,13 @@ def test_the_question_is_quoted_after_the_results_once_its_work_is_done() -> Non
     assert steered(done)[-1].text.endswith(f"Now answer my question ({TRIP}) using the tool results above.")
     assert "Now answer" not in steered(_trip(FX_320))[-1].text  # 15000 and 4 wait for a tool: no answer due yet
     assert reported("3002.6 CNY in all, 750.65 each", done) == 2 and reported("I apologize.", done) == 0
+
+
+def test_a_call_that_only_gives_back_the_figure_it_was_passed_takes_nothing() -> None:
+    # sampled at 0.7: calc("2297.6") and calc("705.0") after each conversion, then 2297.6 split in the head (574.4)
+    echoed = _trip(FX_320, ("calc", {"expr": "2297.6"}, "2297.6"), FX_15000, ("calc", {"expr": "705.0"}, "705.0"))
+    assert untaken(echoed) == ["2297.6", "705.0"] and pending(echoed)
+    # and the sum due next takes them for the first time (it was dropped as reusing them)
+    assert reused([ToolCall(id="c", name="calc", arguments={"expr": "2297.6 + 705.0"})], echoed) == []
+    summed = _trip(FX_320, FX_15000, ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"))
+    assert untaken(summed) == ["3002.6"]  # a step that gave a figure of its own took what it was passed
