@@ -455,6 +455,25 @@ def test_the_answer_after_the_last_step_of_the_questions_work_is_held_and_one_wi
     assert nudged([Message.user(TRIP)], "Sure, let me help.") is None  # nothing answered yet: no work to report
 
 
+def test_an_answer_of_its_own_once_the_work_is_done_is_asked_for_from_the_results_not_for_a_call() -> None:
+    # greedy, an untuned Chinese wording after the four right calls: "320 USD + 15000 JPY = 17297.6 CNY ...";
+    # told to call the tool that gives it "or say that you could not get it", it answered "I could not get it."
+    zh = "我这次出差一共花了 320 美元和 15000 日元。折合人民币是多少？如果 4 个人平分，每人要出多少？"
+    steps = [
+        FX_320,
+        FX_15000,
+        ("calc", {"expr": "2297.6 + 705.0"}, "3002.6"),
+        ("calc", {"expr": "3002.6 / 4"}, "750.65"),
+    ]
+    done = [Message.user(zh), *_trip(*steps)[1:]]
+    again = nudged(done, "320 USD + 15000 JPY = 17297.6 CNY\n17297.6 CNY / 4 = 4324.4 CNY")
+    assert again is not None and again[-1].text.strip().endswith("请只根据上面的工具结果，用中文回答我的问题。")
+    assert NUDGE not in again[-1].text
+    # while figures still wait for a tool, the call is asked for as before
+    again = nudged(_trip(FX_320), "320 USD = 2297.6 CNY, and 15000 JPY is about 700 CNY.")
+    assert again is not None and again[-1].text.strip().endswith(NUDGE)
+
+
 def test_an_answer_that_writes_out_the_calls_while_figures_wait_is_asked_to_make_them() -> None:
     tools = [ToolSpec(name=n, description="", parameters={"type": "object"}) for n in ("calc", "fx")]
     program = "```javascript\nconst {calc, fx} = require('tools');\nconst usd = fx(320, 'USD');\n```"  # sampled, 0.7
