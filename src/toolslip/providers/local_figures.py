@@ -559,7 +559,7 @@ def nudged(messages: Sequence[Message], answer: str, typed: bool = False) -> lis
     # Once nothing waits for a tool, the answer comes from the results: told "Call the tool that gives it now; if no
     # tool can, say that you could not get it." after the trip's four right calls and an answer of its own
     # (17297.6 CNY), the 1.5B model answered "I could not get it." (greedy, "我这次出差一共花了...", untuned).
-    done = (bare or guessed) and not waiting and computing(messages) and not failed(messages)
+    done = (bare or (guessed and computing(messages))) and not waiting  # computing: a result answered, none failed
     if refused or done or (echoed and _answered(messages)):
         lines.append(_FROM_RESULTS[language])
     elif guessed and failed(messages):
