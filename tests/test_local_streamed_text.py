@@ -385,6 +385,31 @@ async def test_the_answer_after_a_repeated_call_whose_results_all_failed_is_told
     assert "had no data" not in prompts[1]  # a result that answered: the answer is asked for as before
 
 
+async def test_the_lines_said_after_results_that_all_failed_are_taken_out_of_an_answer_that_says_them_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Asked "杭州现在多少度？我该穿外套吗？" with no data for 杭州, the 1.5B model answered "The tools did not have
+    data for this question. Tell me you could not find it. Now answer my question (杭州现在多少度？我该穿外套吗？)
+    using the tool results above." (greedy, a clean clone): two of its sentences were the lines said to it."""
+    failed = (
+        Message.user("What is 17 + 25?"),
+        Message.assistant("", [CALL]),
+        Message(role="tool", parts=(ToolResult(call_id="c1", name="add", content="error: add is down"),)),
+    )
+    echo = [
+        "The add tool had no data. Tell me you could not find it. ",
+        "Now answer my question (What is 17 + 25?) ",
+        "using the tool results above.",
+    ]
+    streamed, response, _ = await _first_turn(monkeypatch, "", [([REPEAT], "stop"), (echo, "stop")], messages=failed)
+    assert response.message.text == "The add tool had no data."
+    assert streamed == response.message.text  # held whole: nothing of the lines was on screen
+    # nothing but the lines: nothing else to show, so the answer stands as it is
+    only = ["Tell me you could not find it."]
+    _, response, _ = await _first_turn(monkeypatch, "", [([REPEAT], "stop"), (only, "stop")], messages=failed)
+    assert response.message.text == "Tell me you could not find it."
+
+
 async def test_a_call_due_that_is_written_on_a_guess_is_written_once_more_without_its_tool(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

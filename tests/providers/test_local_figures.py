@@ -25,6 +25,7 @@ from toolslip.providers.local_figures import (
     steered,
     takes_a_figure,
     ungrounded,
+    unsaid,
     unsteered,
     untaken,
     unused,
@@ -472,6 +473,21 @@ def test_an_answer_of_its_own_once_the_work_is_done_is_asked_for_from_the_result
     # while figures still wait for a tool, the call is asked for as before
     again = nudged(_trip(FX_320), "320 USD = 2297.6 CNY, and 15000 JPY is about 700 CNY.")
     assert again is not None and again[-1].text.strip().endswith(NUDGE)
+
+
+def test_the_lines_said_to_the_model_and_said_back_word_for_word_are_taken_out_of_its_answer() -> None:
+    zh = "杭州现在多少度？我该穿外套吗？"
+    weather = ToolCall(id="c1", name="get_weather", arguments={"city": "杭州"})
+    asked = [Message.user(zh), Message.assistant(calls=[weather])]
+    said = (
+        "The tools did not have data for this question. Tell me you could not find it. "
+        "Now answer my question (杭州现在多少度？我该穿外套吗？) using the tool results above."
+    )
+    assert unsaid(said, asked) == "The tools did not have data for this question."
+    assert unsaid("请只根据上面的工具结果，用中文回答我的问题。\n\n杭州没有数据。", asked) == "杭州没有数据。"
+    # a sentence of its own that reads like a line stays, and so does an answer of nothing but lines
+    assert unsaid("Tell me more: I could not find it.", asked) == "Tell me more: I could not find it."
+    assert unsaid("Tell me you could not find it.", asked) == "Tell me you could not find it."
 
 
 def test_an_answer_that_writes_out_the_calls_while_figures_wait_is_asked_to_make_them() -> None:

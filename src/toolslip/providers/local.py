@@ -52,6 +52,7 @@ from .local_figures import (
     takes_a_figure,
     told_failed,
     ungrounded,
+    unsaid,
     unsteered,
     untaken,
 )
@@ -166,6 +167,7 @@ class LocalModel:
         bad = [c for c in calls if c.arguments is None and cut or checking and guesses([c], request.messages, tools)]
         kept = once_each([c for c in calls if c not in bad])
         dropped = [c for c in calls if c not in kept] if bad and allow_text else []
+        text = unsaid(text, request.messages) if checking and not (calls or shown.sent) else text  # held whole
         unsupported = ungrounded(text, request.messages) if checking and not calls else []
         if calls and (self.repeat_guard or dropped) and allow_text:
             calls = [c for c in calls if c not in dropped]
@@ -179,12 +181,15 @@ class LocalModel:
                 prompt = loaded.template.render(answer_messages(schema), ()) + said
                 answer = self._grammar(request, (), allow_text=True, max_calls=None, after=said)
                 shown = _Shown(screen=False, text=said, sent=len(said))
+                # Told that the tools had no data, the model may say the lines back: held whole, they are taken out.
+                held = self.check_figures and not said and bool(failed(request.messages))
                 async for piece in _pieces(loaded, prompt, picked.options, answer):
                     if isinstance(piece, Generated):
                         out = piece
-                    elif chunk := shown.add(piece):
+                    elif not held and (chunk := shown.add(piece)):
                         yield TextChunk(text=chunk)
                 text = (said + out.text).strip()
+                text = unsaid(text, request.messages) if held else text
                 usage = usage + Usage(input_tokens=out.prompt_tokens, output_tokens=out.completion_tokens)
                 unsupported = ungrounded(text, request.messages) if self.check_figures else []
         if unsupported and request.output is None:

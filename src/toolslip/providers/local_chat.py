@@ -37,6 +37,7 @@ __all__ = [
     "CONTINUATION",
     "QUOTED_ANSWER_PROMPT",
     "ChatTemplate",
+    "answer_line",
     "answer_messages",
     "calls_rule",
     "fresh_calls",
@@ -435,14 +436,13 @@ def question_index(messages: Sequence[Message]) -> int:
 def answer_messages(messages: Sequence[Message]) -> list[Message]:
     """``messages`` with :data:`QUOTED_ANSWER_PROMPT` after the last tool results, for a request that must answer."""
     out = list(messages)
-    if out and out[-1].role == "tool":
-        asked = last_question(out)
-        question = asked.strip() if len(asked) <= _QUOTED else asked.strip()[:_QUOTED] + "..."
-        line = QUOTED_ANSWER_PROMPT.format(question=question) if question else ANSWER_PROMPT
-        if not out[-1].text.endswith(line):  # said once (the prompt may have it already)
-            out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
+    if out and out[-1].role == "tool" and not out[-1].text.endswith(line := answer_line(out)):  # said once, no more
+        out[-1] = replace(out[-1], parts=(*out[-1].parts, Text(text=line)))
     return out
 
 
-_QUOTED = 300
-"""Characters of the question quoted in :data:`QUOTED_ANSWER_PROMPT`; a longer one is cut."""
+def answer_line(messages: Sequence[Message], cut: int = 300) -> str:
+    """The line :func:`answer_messages` adds: the user's last question quoted, cut after ``cut`` characters."""
+    asked = last_question(messages).strip()
+    question = asked if len(asked) <= cut else asked[:cut] + "..."
+    return QUOTED_ANSWER_PROMPT.format(question=question) if question else ANSWER_PROMPT

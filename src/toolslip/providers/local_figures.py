@@ -9,7 +9,7 @@ decimal point are left alone (counts, list numbering, "4 people"). A number noth
 the second answer still has some, it says so in the answer itself (:func:`marked`), so nobody takes
 them for a tool's data.
 
-One module (about 700 lines) because the checks, the lines the model is told, and the streaming gate all
+One module (about 750 lines) because the checks, the lines the model is told, and the streaming gate all
 read the same private number parsing and refusal openers: split, each part would import the others'
 private helpers, and a change to what counts as a figure must reach all three at once.
 """
@@ -25,7 +25,7 @@ from typing import Any
 
 from ..core.messages import Message, Text, ToolCall, ToolResult, ToolSpec
 from ..core.model import IGNORED
-from .local_chat import answer_messages, fresh_calls, last_question, question_index, with_system_note
+from .local_chat import answer_line, answer_messages, fresh_calls, last_question, question_index, with_system_note
 
 __all__ = [
     "ASKED_AGAIN",
@@ -56,6 +56,7 @@ __all__ = [
     "told_failed",
     "takes_a_figure",
     "ungrounded",
+    "unsaid",
     "unsteered",
     "untaken",
     "unused",
@@ -494,6 +495,21 @@ def failed(messages: Sequence[Message]) -> set[str]:
     if not results or any(_answers(r) for r in results):
         return set()
     return {c.name for m in messages[last:] for c in m.tool_calls}
+
+
+def unsaid(answer: str, messages: Sequence[Message]) -> str:
+    """``answer`` without the sentences of the lines said to the model (:data:`_COULD_NOT`, the quoted question of
+    :func:`.local_chat.answer_line`, the lines asking again) that it repeats word for word, or ``answer`` as it is
+    if nothing else is left. Asked "杭州现在多少度？我该穿外套吗？" after the weather tool had no data for 杭州, the
+    1.5B model answered "The tools did not have data for this question. Tell me you could not find it. Now answer my
+    question (杭州现在多少度？我该穿外套吗？) using the tool results above." (greedy, from a clean clone)."""
+    lines = [_COULD_NOT, answer_line(messages), NUDGE, _SPELLED, *_FROM_RESULTS.values()]
+    sentences = {s for line in lines for s in re.split(r"(?<=[.!?。！？])\s+", line) if s}
+    left = answer
+    for sentence in sorted(sentences, key=len, reverse=True):  # a longer one may hold a shorter one
+        left = left.replace(sentence, "")
+    left = re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]{2,}", " ", left)).strip()
+    return left if left != answer.strip() and any(c.isalnum() for c in left) else answer
 
 
 def told_failed(messages: Sequence[Message]) -> list[Message]:
