@@ -498,9 +498,10 @@ def failed(messages: Sequence[Message]) -> set[str]:
 
 
 def unsaid(answer: str, messages: Sequence[Message]) -> str:
-    """``answer`` without the sentences of the lines said to the model (:data:`_COULD_NOT`, the quoted question of
-    :func:`.local_chat.answer_line`, the lines asking again) that it repeats word for word, or ``answer`` as it is
-    if nothing else is left. Asked "杭州现在多少度？我该穿外套吗？" after the weather tool had no data for 杭州, the
+    """``answer`` without the sentences of the fixed lines said to the model (:data:`_COULD_NOT`, the quoted question
+    of :func:`.local_chat.answer_line`, :data:`NUDGE`, :data:`_SPELLED`, :data:`_FROM_RESULTS`; not the lines that
+    name figures) that it repeats word for word, or ``answer`` as it is if nothing else is left.
+    Asked "杭州现在多少度？我该穿外套吗？" after the weather tool had no data for 杭州, the
     1.5B model answered "The tools did not have data for this question. Tell me you could not find it. Now answer my
     question (杭州现在多少度？我该穿外套吗？) using the tool results above." (greedy, from a clean clone)."""
     lines = [_COULD_NOT, answer_line(messages), NUDGE, _SPELLED, *_FROM_RESULTS.values()]
